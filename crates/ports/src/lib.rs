@@ -1,0 +1,62 @@
+//! # kun-ports
+//!
+//! The vocabulary and the ports of kun-rs. Every concern crate depends on this crate and on
+//! external crates only; adapters implement these traits, and `kun-composition` wires them.
+//!
+//! * Vocabulary: [`ProviderKind`], [`ToolKind`], [`ToolPolicy`], [`SideEffect`],
+//!   [`SandboxMode`], [`ApprovalPolicy`], [`ErrorCode`], [`ToolResult`], [`ToolHostContext`].
+//! * Ports: [`ToolHost`], [`ToolProvider`], [`Tool`], [`ApprovalGate`], [`HookRunner`],
+//!   [`SandboxPolicy`], [`CommandConfinement`], [`OperationLedger`], [`ReadTracker`],
+//!   [`ArtifactStore`], [`MemoryStore`], [`ChildAgentRunner`], [`UserInputChannel`],
+//!   [`ImBridge`], [`ComputerBackend`], [`WebSearchBackend`], [`MediaBackend`].
+//! * With feature `testkit`: a contract-test suite per port ([`testkit`]) and `mockall`
+//!   mocks (`MockToolHost`, `MockApprovalGate`, …).
+//!
+//! This crate does no I/O.
+//!
+//! ```
+//! use kun_ports::{ErrorCode, ToolResult};
+//! let denied = ToolResult::failure(ErrorCode::ApprovalDenied, "the user declined");
+//! assert_eq!(denied.output["code"], "approval_denied");
+//! ```
+
+mod approval;
+mod artifacts;
+mod computer;
+mod context;
+mod delegation;
+mod hooks;
+mod host;
+mod im;
+mod ledger;
+mod media;
+mod memory;
+mod read_tracker;
+mod result;
+mod sandbox;
+mod tool;
+mod user_input;
+mod vocabulary;
+mod web;
+
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+pub use approval::*;
+pub use artifacts::*;
+pub use computer::*;
+pub use context::*;
+pub use delegation::*;
+pub use hooks::*;
+pub use host::*;
+pub use im::*;
+pub use ledger::*;
+pub use media::*;
+pub use memory::*;
+pub use read_tracker::*;
+pub use result::*;
+pub use sandbox::*;
+pub use tool::*;
+pub use user_input::*;
+pub use vocabulary::*;
+pub use web::*;

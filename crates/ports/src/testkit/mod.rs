@@ -1,0 +1,26 @@
+//! Contract-test suites, one per port. An adapter crate calls the suite for its port from a
+//! test; the suite panics (fails the test) with a message naming the broken rule.
+//!
+//! ```ignore
+//! #[tokio::test]
+//! async fn in_memory_ledger_honours_the_contract() {
+//!     kun_ports::testkit::operation_ledger_contract(|| InMemoryLedger::default()).await;
+//! }
+//! ```
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod approval;
+mod artifacts;
+mod hooks;
+mod host;
+mod ledger;
+mod read_tracker;
+mod sandbox;
+
+pub use approval::*;
+pub use artifacts::*;
+pub use hooks::*;
+pub use host::*;
+pub use ledger::*;
+pub use read_tracker::*;
+pub use sandbox::*;

@@ -1,0 +1,349 @@
+//! Tools and the providers that contribute them.
+//!
+//! A [`Tool`] declares static metadata ([`ToolSpec`]) and executes with a narrow
+//! [`ToolContext`]: the turn, the call id, a path resolver and a progress sink — never the
+//! whole runtime. Hooks for the pipeline (`edit_guard`, `write_paths`, `observed_read`,
+//! `explicit_approval`, `approval_scope`) have defaults, so a simple tool implements only
+//! `spec` and `execute`.
+
+use crate::{
+    PathAccess, PathError, ProviderKind, ProviderPolicy, ResolvedPath, SandboxPolicy, SideEffect,
+    ToolHostContext, ToolKind, ToolPolicy, ToolResult,
+};
+use async_trait::async_trait;
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A tool's static metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Catalog name; unique across all providers.
+    pub name: String,
+    /// What the model reads to decide whether to call it.
+    pub description: String,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: Value,
+    /// The sandbox discriminator.
+    pub kind: ToolKind,
+    /// The approval column.
+    pub policy: ToolPolicy,
+    /// Whether it only reads (admits it in plan mode).
+    pub side_effect: SideEffect,
+    /// `false` hides it from the catalog but keeps it callable (e.g. `find`).
+    pub model_advertised: bool,
+    /// It only asks the user something: exempt from the sandbox and approval gates.
+    pub user_interaction: bool,
+}
+
+impl ToolSpec {
+    /// A spec with the defaults: `tool_call`, `on-request`, side effect unknown, advertised.
+    ///
+    /// ```
+    /// use kun_ports::{ToolKind, ToolPolicy, ToolSpec, SideEffect};
+    /// let spec = ToolSpec::new("noop", "Does nothing.", serde_json::json!({"type": "object"}))
+    ///     .with_policy(ToolPolicy::Auto)
+    ///     .with_side_effect(SideEffect::ReadOnly);
+    /// assert_eq!(spec.kind, ToolKind::ToolCall);
+    /// ```
+    #[must_use]
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            kind: ToolKind::ToolCall,
+            policy: ToolPolicy::OnRequest,
+            side_effect: SideEffect::Unknown,
+            model_advertised: true,
+            user_interaction: false,
+        }
+    }
+
+    /// Sets the kind.
+    #[must_use]
+    pub const fn with_kind(mut self, kind: ToolKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Sets the policy.
+    #[must_use]
+    pub const fn with_policy(mut self, policy: ToolPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Sets the side effect.
+    #[must_use]
+    pub const fn with_side_effect(mut self, side_effect: SideEffect) -> Self {
+        self.side_effect = side_effect;
+        self
+    }
+
+    /// Hides the tool from the catalog (it stays callable).
+    #[must_use]
+    pub const fn hidden(mut self) -> Self {
+        self.model_advertised = false;
+        self
+    }
+
+    /// Marks it as a question to the user (exempt from sandbox and approval).
+    #[must_use]
+    pub const fn user_interaction(mut self) -> Self {
+        self.user_interaction = true;
+        self
+    }
+}
+
+/// Receives partial results while a tool runs.
+pub trait ProgressSink: Send + Sync {
+    /// A partial update (for example a chunk of command output).
+    fn update(&self, call_id: &str, partial: &Value);
+}
+
+/// A sink that drops every update.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl ProgressSink for NoProgress {
+    fn update(&self, _call_id: &str, _partial: &Value) {}
+}
+
+/// What a running tool may use: the turn, its call id, the workspace path resolver and a
+/// progress sink.
+#[derive(Clone, Copy)]
+pub struct ToolContext<'a> {
+    /// The turn the call belongs to.
+    pub turn: &'a ToolHostContext,
+    /// This call's id.
+    pub call_id: &'a str,
+    /// Gate one's path resolution (symlinks followed, roots enforced).
+    pub sandbox: &'a dyn SandboxPolicy,
+    /// Where streaming updates go.
+    pub progress: &'a dyn ProgressSink,
+}
+
+impl ToolContext<'_> {
+    /// Resolves a path argument against the turn's workspace roots and sandbox mode.
+    ///
+    /// # Errors
+    /// When the path escapes the roots (or otherwise cannot be used for `access`).
+    pub fn resolve_path(&self, input: &str, access: PathAccess) -> Result<ResolvedPath, PathError> {
+        self.sandbox
+            .resolve_path(input, &self.turn.workspace_roots, self.turn.sandbox, access)
+    }
+
+    /// Sends a streaming update.
+    pub fn report(&self, partial: &Value) {
+        self.progress.update(self.call_id, partial);
+    }
+
+    /// Whether the turn was aborted.
+    #[must_use]
+    pub fn is_aborted(&self) -> bool {
+        self.turn.abort.is_aborted()
+    }
+}
+
+impl fmt::Debug for ToolContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("turn", &self.turn)
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A tool failed (as opposed to returning an error result).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// What went wrong.
+    pub message: String,
+    /// The tool may have had effects before failing; the ledger must not allow a re-run.
+    pub outcome_unknown: bool,
+}
+
+impl ToolError {
+    /// A failure with no side effects.
+    #[must_use]
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            outcome_unknown: false,
+        }
+    }
+
+    /// A failure after which the tool's effects are unknown.
+    #[must_use]
+    pub fn outcome_unknown(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            outcome_unknown: true,
+        }
+    }
+}
+
+/// The file an edit-like call changes and the fragments it expects to find there: the
+/// read-before-edit guard checks them against the thread's latest read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditGuard {
+    /// The path as the model gave it.
+    pub path: String,
+    /// Every non-blank `oldText` fragment.
+    pub old_texts: Vec<String>,
+}
+
+/// What a successful read saw, for the read-before-edit tracker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadObservation {
+    /// The file, as an absolute (lexical) path.
+    pub path: PathBuf,
+    /// The text returned, if it was text.
+    pub content: Option<String>,
+    /// Whether only part of the file was returned.
+    pub partial: bool,
+}
+
+/// A tool.
+#[cfg_attr(feature = "testkit", mockall::automock)]
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// Static metadata.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Whether to list (and allow) the tool in this context. Checked when listing and again
+    /// when resolving a call.
+    fn should_advertise(&self, _ctx: &ToolHostContext) -> bool {
+        true
+    }
+
+    /// Whether this call needs an explicit approval beyond the matrix. A PreToolUse `allow`
+    /// does not skip it.
+    ///
+    /// # Errors
+    /// A message when the call cannot be classified (`approval_classification_failed`).
+    fn explicit_approval(
+        &self,
+        _arguments: &Value,
+        _ctx: &ToolHostContext,
+    ) -> Result<bool, String> {
+        Ok(false)
+    }
+
+    /// For shell-like tools, the scope an `allow_for_session` grant covers (e.g. `git status`),
+    /// so one grant does not approve every command.
+    fn approval_scope(&self, _arguments: &Value) -> Option<String> {
+        None
+    }
+
+    /// For edit-like tools: the file and fragments the read-before-edit guard checks.
+    fn edit_guard(&self, _arguments: &Value) -> Option<EditGuard> {
+        None
+    }
+
+    /// Paths this call will write (as given); the host checks them against the sandbox before
+    /// asking for approval.
+    fn write_paths(&self, _arguments: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// For read-like tools: what a successful result saw.
+    fn observed_read(
+        &self,
+        _arguments: &Value,
+        _output: &Value,
+        _ctx: &ToolHostContext,
+    ) -> Option<ReadObservation> {
+        None
+    }
+
+    /// Runs the call. An `Err` becomes a `tool_execution_failed` result; so does a panic.
+    ///
+    /// # Errors
+    /// When the tool fails in a way it cannot express as an error result.
+    async fn execute<'a>(
+        &self,
+        arguments: Value,
+        ctx: ToolContext<'a>,
+    ) -> Result<ToolResult, ToolError>;
+}
+
+/// A source of tools: built-ins, an MCP server, the web, …
+#[cfg_attr(feature = "testkit", mockall::automock)]
+pub trait ToolProvider: Send + Sync {
+    /// Unique id, e.g. `builtin` or `mcp:github`.
+    fn id(&self) -> &str;
+    /// Where its tools come from.
+    fn kind(&self) -> ProviderKind;
+    /// Enabled and available switches; read every time the catalog is computed.
+    fn policy(&self) -> ProviderPolicy;
+    /// Its tools; names must be unique across all providers.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+}
+
+/// Marks a provider whose tools a child agent may receive. The child registry accepts only
+/// `Delegable` providers, so a provider without it (computer use) cannot reach a child: a
+/// compile error, not a name list.
+pub trait Delegable: ToolProvider {}
+
+/// A tool as listed in a catalog: the tool and its provider.
+#[derive(Clone)]
+pub struct ToolDescriptor {
+    /// The tool.
+    pub tool: Arc<dyn Tool>,
+    /// Its provider's id.
+    pub provider_id: Arc<str>,
+    /// Its provider's kind.
+    pub provider_kind: ProviderKind,
+}
+
+impl ToolDescriptor {
+    /// The tool's metadata.
+    #[must_use]
+    pub fn spec(&self) -> &ToolSpec {
+        self.tool.spec()
+    }
+
+    /// The tool's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.tool.spec().name
+    }
+}
+
+impl fmt::Debug for ToolDescriptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDescriptor")
+            .field("name", &self.name())
+            .field("provider_id", &self.provider_id)
+            .field("provider_kind", &self.provider_kind)
+            .finish()
+    }
+}
+
+/// Serialises as `{name, description, input_schema, kind, policy, side_effect, provider_id,
+/// provider_kind}`: the shape of `kun-tools catalog --json`.
+impl Serialize for ToolDescriptor {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let spec = self.spec();
+        let mut s = serializer.serialize_struct("ToolDescriptor", 8)?;
+        s.serialize_field("name", &spec.name)?;
+        s.serialize_field("description", &spec.description)?;
+        s.serialize_field("input_schema", &spec.input_schema)?;
+        s.serialize_field("kind", &spec.kind)?;
+        s.serialize_field("policy", &spec.policy)?;
+        s.serialize_field("side_effect", &spec.side_effect)?;
+        s.serialize_field("provider_id", &*self.provider_id)?;
+        s.serialize_field("provider_kind", &self.provider_kind)?;
+        s.end()
+    }
+}
