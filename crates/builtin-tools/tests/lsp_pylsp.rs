@@ -1,0 +1,213 @@
+//! `lsp` against a real language server: python-lsp-server (`pylsp`), which `.ci/run`
+//! installs with pinned versions into `target/ci-venv`.
+
+use kun_builtin_tools::lsp::{LspConfig, LspServerConfig, LspTool};
+use kun_builtin_tools::testing::TestWorkspace;
+use kun_ports::{CommandConfinement, ConfinementError, ConfinementScope, ConfinementTier, Tool};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+struct Unconfined;
+
+impl CommandConfinement for Unconfined {
+    fn tier(&self) -> ConfinementTier {
+        ConfinementTier::None
+    }
+    fn confine(
+        &self,
+        _: &mut std::process::Command,
+        _: &ConfinementScope,
+    ) -> Result<(), ConfinementError> {
+        Ok(())
+    }
+}
+
+/// The pylsp binary: `$KUN_PYLSP`, the CI venv, or PATH. In CI it must exist.
+fn pylsp() -> Option<PathBuf> {
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ci-venv/bin/pylsp");
+    let found = std::env::var_os("KUN_PYLSP")
+        .map(PathBuf::from)
+        .or_else(|| venv.exists().then_some(venv))
+        .or_else(|| {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|dir| dir.join("pylsp"))
+                    .find(|candidate| candidate.exists())
+            })
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "pylsp must be installed in CI (see .ci/run)"
+        );
+        eprintln!("skipping: pylsp not installed (run .ci/run or pip install python-lsp-server)");
+    }
+    found
+}
+
+fn tool(pylsp: PathBuf) -> LspTool {
+    let config = LspConfig {
+        servers: vec![LspServerConfig {
+            language_id: "python".into(),
+            command: pylsp.to_string_lossy().into_owned(),
+            args: vec![],
+            extensions: vec!["py".into()],
+        }],
+        ..LspConfig::default()
+    };
+    LspTool::new(config, Arc::new(Unconfined))
+}
+
+fn project() -> TestWorkspace {
+    let ws = TestWorkspace::new();
+    ws.write("shapes.py", "def area(width, height):\n    return width * height\n\n\nclass Square:\n    def side(self):\n        return 2\n");
+    ws.write(
+        "main.py",
+        "from shapes import area\n\nprint(area(2, 3))\nprint(area(4, 5))\n",
+    );
+    ws.write("broken.py", "import os\n\ndef f(:\n    pass\n");
+    ws
+}
+
+async fn ask(tool: &LspTool, ws: &TestWorkspace, args: Value) -> Value {
+    let result = tool.execute(args, ws.tool_context("call")).await.unwrap();
+    assert!(!result.is_error, "{}", result.output);
+    result.output
+}
+
+#[tokio::test]
+async fn definition_references_hover_symbols_diagnostics() {
+    let Some(pylsp) = pylsp() else { return };
+    let ws = project();
+    let tool = tool(pylsp);
+
+    let def = ask(
+        &tool,
+        &ws,
+        json!({"action": "definition", "path": "main.py", "line": 3, "column": 7}),
+    )
+    .await;
+    let locations = def["locations"].as_array().unwrap();
+    assert_eq!(locations.len(), 1, "{def}");
+    assert_eq!(locations[0]["path"], "shapes.py");
+    assert_eq!(locations[0]["line"], 1);
+    assert_eq!(locations[0]["text"], "def area(width, height):");
+
+    let refs = ask(
+        &tool,
+        &ws,
+        json!({"action": "references", "path": "shapes.py", "line": 1, "column": 5}),
+    )
+    .await;
+    let places: Vec<(String, u64)> = refs["locations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["path"].as_str().unwrap().to_owned(),
+                l["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    for expected in [
+        ("main.py", 1),
+        ("main.py", 3),
+        ("main.py", 4),
+        ("shapes.py", 1),
+    ] {
+        assert!(
+            places.contains(&(expected.0.to_owned(), expected.1)),
+            "{expected:?} not in {places:?}"
+        );
+    }
+
+    let hover = ask(
+        &tool,
+        &ws,
+        json!({"action": "hover", "path": "main.py", "line": 3, "column": 7}),
+    )
+    .await;
+    assert!(hover["hover"].as_str().unwrap().contains("area"), "{hover}");
+
+    let symbols = ask(
+        &tool,
+        &ws,
+        json!({"action": "document_symbols", "path": "shapes.py"}),
+    )
+    .await;
+    let names: Vec<&str> = symbols["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"area") && names.contains(&"Square"),
+        "{symbols}"
+    );
+
+    let diags = ask(
+        &tool,
+        &ws,
+        json!({"action": "diagnostics", "path": "broken.py"}),
+    )
+    .await;
+    let list = diags["diagnostics"].as_array().unwrap();
+    assert!(
+        list.iter()
+            .any(|d| d["severity"] == "error" && d["line"] == 3),
+        "{diags}"
+    );
+}
+
+#[tokio::test]
+async fn bad_requests_are_error_results() {
+    let Some(pylsp) = pylsp() else { return };
+    let ws = project();
+    let tool = tool(pylsp);
+    let no_position = tool
+        .execute(
+            json!({"action": "hover", "path": "main.py"}),
+            ws.tool_context("c"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(no_position.error_code(), Some("invalid_arguments"));
+    let unknown_lang = tool
+        .execute(
+            json!({"action": "hover", "path": "x.zig", "line": 1, "column": 1}),
+            ws.tool_context("c"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(unknown_lang.error_code(), Some("invalid_arguments"));
+    let escape = tool
+        .execute(
+            json!({"action": "document_symbols", "path": "../etc/passwd.py"}),
+            ws.tool_context("c"),
+        )
+        .await
+        .unwrap();
+    assert!(escape.is_error);
+}
+
+#[tokio::test]
+async fn a_missing_server_is_a_clear_error() {
+    let ws = project();
+    let tool = tool(PathBuf::from("/nonexistent/pylsp"));
+    let result = tool
+        .execute(
+            json!({"action": "document_symbols", "path": "shapes.py"}),
+            ws.tool_context("c"),
+        )
+        .await
+        .unwrap();
+    assert!(result.is_error);
+    assert!(
+        result.error_message().unwrap().contains("not usable"),
+        "{}",
+        result.output
+    );
+}
