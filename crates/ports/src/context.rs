@@ -231,7 +231,6 @@ impl fmt::Debug for ToolHostContext {
 
 impl ToolHostContext {
     /// Starts a builder with safe defaults.
-    #[must_use]
     pub fn builder(
         thread_id: impl Into<String>,
         turn_id: impl Into<String>,

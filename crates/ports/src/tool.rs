@@ -213,6 +213,15 @@ pub struct ReadObservation {
     pub partial: bool,
 }
 
+/// The call a gateway tool (such as `mcp_call`) stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForwardedCall {
+    /// The target tool's catalog name.
+    pub tool_name: String,
+    /// The target's arguments.
+    pub arguments: Value,
+}
+
 /// A tool.
 #[cfg_attr(feature = "testkit", mockall::automock)]
 #[async_trait]
@@ -263,6 +272,18 @@ pub trait Tool: Send + Sync {
         _output: &Value,
         _ctx: &ToolHostContext,
     ) -> Option<ReadObservation> {
+        None
+    }
+
+    /// For gateway tools: the call this one stands for. The host then runs the **target**
+    /// through every gate (resolve, lists, plan mode, sandbox, hooks under the target's name,
+    /// approval, ledger) in place of this call, so a gateway is never a way around them.
+    /// Forwarding happens once: a target that forwards again is refused.
+    ///
+    /// # Errors
+    /// A message for the model when the arguments do not name a target
+    /// (`invalid_arguments`).
+    fn forward(&self, _arguments: &Value) -> Option<Result<ForwardedCall, String>> {
         None
     }
 

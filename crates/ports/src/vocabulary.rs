@@ -147,10 +147,12 @@ named_enum! {
 
 named_enum! {
     /// Gate one: where tools may read, write and run (SPEC §5).
+    #[derive(Default)]
     pub enum SandboxMode {
         /// Reads only; no file changes, no commands.
         ReadOnly => "read-only",
         /// Writes inside the workspace roots; commands run confined or with approval.
+        #[default]
         WorkspaceWrite => "workspace-write",
         /// No restrictions.
         DangerFullAccess => "danger-full-access",
@@ -159,18 +161,14 @@ named_enum! {
     }
 }
 
-impl Default for SandboxMode {
-    fn default() -> Self {
-        Self::WorkspaceWrite
-    }
-}
-
 named_enum! {
     /// Gate two: the runtime's approval policy (the row of the approval matrix, SPEC §6).
+    #[derive(Default)]
     pub enum ApprovalPolicy {
         /// Prompt for every tool.
         Always => "always",
         /// Prompt for tools whose policy is not `auto`.
+        #[default]
         OnRequest => "on-request",
         /// Same prompts as on-request.
         Suggest => "suggest",
@@ -183,30 +181,21 @@ named_enum! {
     }
 }
 
-impl Default for ApprovalPolicy {
-    fn default() -> Self {
-        Self::OnRequest
-    }
-}
-
 named_enum! {
     /// Whether the thread is acting or planning. Plan mode lists only the plan whitelist.
+    #[derive(Default)]
     pub enum ThreadMode {
         /// Normal work.
+        #[default]
         Agent => "agent",
         /// Investigation and planning only.
         Plan => "plan",
     }
 }
 
-impl Default for ThreadMode {
-    fn default() -> Self {
-        Self::Agent
-    }
-}
-
 named_enum! {
     /// The kind of client driving the turn. `gui` providers need `Gui`.
+    #[derive(Default)]
     pub enum ClientSurface {
         /// A graphical client.
         Gui => "gui",
@@ -215,17 +204,12 @@ named_enum! {
         /// A command line.
         Cli => "cli",
         /// A programmatic API (the default).
+        #[default]
         Api => "api",
         /// An instant-messaging bridge.
         Im => "im",
         /// An editor or browser extension.
         Extension => "extension",
-    }
-}
-
-impl Default for ClientSurface {
-    fn default() -> Self {
-        Self::Api
     }
 }
 

@@ -1,1 +1,68 @@
-//! (in progress)
+//! # kun-sandbox
+//!
+//! Gate one of kun-rs (SPEC §5): which tool kinds a sandbox mode admits, where path arguments
+//! may point, and how commands are confined by the operating system.
+//!
+//! ## The matrix
+//!
+//! The sandbox looks at a tool's kind, never its name ([`tool_verdict`]):
+//!
+//! | mode | `tool_call` | `file_change` | `command_execution` |
+//! |---|---|---|---|
+//! | read-only | allowed | blocked: `sandbox_read_only` | blocked: `sandbox_command_blocked` |
+//! | workspace-write | allowed | allowed; paths must stay inside the roots | allowed when the confinement tier is confined, otherwise approval for every call |
+//! | danger-full-access | allowed | allowed | allowed |
+//! | external-sandbox | allowed | blocked: `sandbox_write_blocked` | blocked: `sandbox_command_blocked` |
+//!
+//! ## Paths
+//!
+//! [`resolve_workspace_path`] resolves a path argument against the workspace roots. In every
+//! mode but danger-full-access its physical target, with symlinks followed (dangling ones by
+//! hand, at most [`MAX_LINK_FOLLOWS`] links), must lie inside a root's canonical path, for
+//! reads as well as writes: `<ws>/evil -> /etc/passwd` is as far out as `../../etc/passwd`.
+//!
+//! ## Confinement
+//!
+//! [`SandboxCapabilities::probe`] picks the tier commands run under. Today that is always
+//! [`NoConfinement`]: bubblewrap and Landlock tiers come later, behind the same
+//! [`CommandConfinement`](kun_ports::CommandConfinement) port.
+//!
+//! ## Example
+//!
+//! ```
+//! use kun_ports::{ErrorCode, PathAccess, SandboxMode, SandboxPolicy, SandboxVerdict, ToolKind};
+//! use kun_sandbox::{SandboxCapabilities, WorkspaceSandbox};
+//!
+//! let caps = SandboxCapabilities::probe();
+//! let sandbox = WorkspaceSandbox::for_confinement(caps.confinement().as_ref());
+//!
+//! // Unconfined commands need an approval under workspace-write.
+//! let verdict = sandbox.check_tool("bash", ToolKind::CommandExecution, SandboxMode::WorkspaceWrite);
+//! assert_eq!(verdict, SandboxVerdict::ApprovalRequired);
+//!
+//! // Paths stay inside the workspace.
+//! let ws = tempfile::tempdir()?;
+//! let roots = [ws.path().to_path_buf()];
+//! let ok = sandbox.resolve_path("src/new.rs", &roots, SandboxMode::WorkspaceWrite, PathAccess::Write)?;
+//! assert_eq!(ok.relative, "src/new.rs");
+//! assert_eq!(ok.lexical, ws.path().join("src/new.rs"));
+//!
+//! let escape = sandbox
+//!     .resolve_path("../elsewhere.txt", &roots, SandboxMode::WorkspaceWrite, PathAccess::Read)
+//!     .unwrap_err();
+//! assert_eq!(escape.code, ErrorCode::SandboxWriteBlocked);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod confinement;
+mod lexical;
+mod matrix;
+mod paths;
+mod physical;
+mod policy;
+
+pub use confinement::{NoConfinement, SandboxCapabilities};
+pub use matrix::tool_verdict;
+pub use paths::resolve_workspace_path;
+pub use physical::MAX_LINK_FOLLOWS;
+pub use policy::WorkspaceSandbox;

@@ -1,1 +1,325 @@
-//! (in progress)
+//! Contract suites for gate one: [`SandboxPolicy`] (the SPEC §5 matrix and the path rules) and
+//! [`CommandConfinement`] (the tier is honest and confined commands still work).
+//!
+//! The path rules build a real workspace in a temporary directory, with real symbolic links,
+//! so they need a Unix filesystem.
+
+use crate::{
+    CommandConfinement, ConfinementScope, ConfinementTier, ErrorCode, PathAccess, PathError,
+    ResolvedPath, SandboxMode, SandboxPolicy, SandboxVerdict, ToolKind,
+};
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+/// The tool name the suite asks about; blocked verdicts must mention it.
+const TOOL: &str = "contract_probe_tool";
+
+/// Every rule a [`SandboxPolicy`] must satisfy. Panics naming the first broken rule.
+///
+/// * `tool_call` is allowed in every mode;
+/// * read-only blocks `file_change` (`sandbox_read_only`) and commands
+///   (`sandbox_command_blocked`);
+/// * workspace-write allows `file_change`, and commands when the policy's tier is confined
+///   (otherwise it asks for approval);
+/// * danger-full-access allows every kind;
+/// * external-sandbox blocks `file_change` (`sandbox_write_blocked`) and commands
+///   (`sandbox_command_blocked`);
+/// * blocked verdicts carry a `sandbox_*` code and a message naming the tool;
+/// * paths, on a workspace in a temporary directory (Unix only): a plain relative path
+///   resolves against the root with the right relative, lexical and physical paths; `..`
+///   escapes, absolute paths outside, a symlink to an outside file and a path through a
+///   symlink to an outside directory are refused with `sandbox_write_blocked` for reads and
+///   writes, naming the path as given; read-only refuses writes with `sandbox_read_only` and
+///   external-sandbox with `sandbox_write_blocked`; danger-full-access returns the lexical
+///   path; empty input and NUL bytes are `invalid_arguments`.
+pub fn sandbox_policy_contract(policy: &dyn SandboxPolicy) {
+    check_matrix(policy);
+    #[cfg(unix)]
+    sandbox_path_rules(policy);
+}
+
+/// The matrix rules of [`sandbox_policy_contract`].
+fn check_matrix(policy: &dyn SandboxPolicy) {
+    let confined = policy.confinement_tier().is_confined();
+    for &mode in SandboxMode::ALL {
+        for &kind in ToolKind::ALL {
+            let verdict = policy.check_tool(TOOL, kind, mode);
+            let expected = expected_verdict(mode, kind, confined);
+            match (&verdict, expected) {
+                (SandboxVerdict::Allowed, Expected::Allowed)
+                | (SandboxVerdict::ApprovalRequired, Expected::Approval) => {}
+                (SandboxVerdict::Blocked(block), Expected::Blocked(code)) => {
+                    assert_eq!(
+                        block.code, code,
+                        "{mode} must block {kind} with {code}, got {}",
+                        block.code
+                    );
+                    assert!(
+                        block.message.contains(TOOL),
+                        "the {code} message for {kind} in {mode} must name the tool: {:?}",
+                        block.message
+                    );
+                }
+                _ => panic!(
+                    "{mode} / {kind} (tier confined: {confined}): expected {expected:?}, got \
+                     {verdict:?}"
+                ),
+            }
+        }
+    }
+}
+
+/// One cell of SPEC §5's table.
+#[derive(Debug, Clone, Copy)]
+enum Expected {
+    Allowed,
+    Approval,
+    Blocked(ErrorCode),
+}
+
+fn expected_verdict(mode: SandboxMode, kind: ToolKind, confined: bool) -> Expected {
+    use SandboxMode as M;
+    use ToolKind as K;
+    match (mode, kind) {
+        (_, K::ToolCall) | (M::DangerFullAccess, _) | (M::WorkspaceWrite, K::FileChange) => {
+            Expected::Allowed
+        }
+        (M::WorkspaceWrite, K::CommandExecution) if confined => Expected::Allowed,
+        (M::WorkspaceWrite, K::CommandExecution) => Expected::Approval,
+        (M::ReadOnly, K::FileChange) => Expected::Blocked(ErrorCode::SandboxReadOnly),
+        (M::ExternalSandbox, K::FileChange) => Expected::Blocked(ErrorCode::SandboxWriteBlocked),
+        (M::ReadOnly | M::ExternalSandbox, K::CommandExecution) => {
+            Expected::Blocked(ErrorCode::SandboxCommandBlocked)
+        }
+    }
+}
+
+/// The path rules of [`sandbox_policy_contract`].
+#[cfg(unix)]
+fn sandbox_path_rules(policy: &dyn SandboxPolicy) {
+    use std::os::unix::fs::symlink;
+
+    let temp = tempfile::tempdir().expect("create a temporary directory");
+    let ws = temp.path().join("ws");
+    let outside = temp.path().join("outside");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "// inside\n").unwrap();
+    std::fs::write(outside.join("secret.txt"), "outside\n").unwrap();
+    symlink(outside.join("secret.txt"), ws.join("evil")).unwrap();
+    symlink(&outside, ws.join("outdir")).unwrap();
+    let canonical_ws = std::fs::canonicalize(&ws).unwrap();
+    let roots = [ws.clone()];
+    let resolve = |input: &str, mode, access| policy.resolve_path(input, &roots, mode, access);
+
+    for access in [PathAccess::Read, PathAccess::Write] {
+        let mode = SandboxMode::WorkspaceWrite;
+        for (input, relative) in [
+            ("notes/todo.md", "notes/todo.md"),
+            ("src/lib.rs", "src/lib.rs"),
+        ] {
+            let got = resolve(input, mode, access)
+                .unwrap_or_else(|e| panic!("`{input}` ({access:?}) lies inside: {e:?}"));
+            assert_inside(&got, input, &ws, &canonical_ws, relative);
+        }
+        let root = resolve(".", mode, access).expect("the root itself resolves");
+        assert_eq!(root.relative, ".", "the root's relative path is `.`");
+
+        let absolute_outside = outside.join("secret.txt");
+        let escapes = [
+            "../outside/secret.txt",
+            "src/../../outside/new.txt",
+            absolute_outside.to_str().expect("a UTF-8 temporary path"),
+            "evil",
+            "outdir/secret.txt",
+            "outdir/new.txt",
+        ];
+        for input in escapes {
+            let err = refused(
+                resolve(input, mode, access),
+                input,
+                "leads outside the workspace",
+            );
+            assert_refused(&err, ErrorCode::SandboxWriteBlocked, input);
+            let err = refused(
+                resolve(input, SandboxMode::ReadOnly, PathAccess::Read),
+                input,
+                "is outside, and read-only checks reads too",
+            );
+            assert_refused(&err, ErrorCode::SandboxWriteBlocked, input);
+        }
+    }
+
+    for (mode, code) in [
+        (SandboxMode::ReadOnly, ErrorCode::SandboxReadOnly),
+        (SandboxMode::ExternalSandbox, ErrorCode::SandboxWriteBlocked),
+    ] {
+        let err = refused(
+            resolve("src/lib.rs", mode, PathAccess::Write),
+            "src/lib.rs",
+            &format!("is a write, which {mode} refuses"),
+        );
+        assert_refused(&err, code, "src/lib.rs");
+        let read = resolve("src/lib.rs", mode, PathAccess::Read)
+            .unwrap_or_else(|e| panic!("{mode} must allow reading inside: {e:?}"));
+        assert_inside(&read, "src/lib.rs", &ws, &canonical_ws, "src/lib.rs");
+    }
+
+    let danger = resolve(
+        "../outside/secret.txt",
+        SandboxMode::DangerFullAccess,
+        PathAccess::Write,
+    )
+    .expect("danger-full-access allows paths outside the workspace");
+    assert_eq!(
+        danger.lexical,
+        outside.join("secret.txt"),
+        "danger-full-access returns the lexical path"
+    );
+
+    for input in ["", "bad\0name"] {
+        for &mode in SandboxMode::ALL {
+            let err = refused(
+                resolve(input, mode, PathAccess::Read),
+                input,
+                "is malformed",
+            );
+            assert_eq!(
+                err.code,
+                ErrorCode::InvalidArguments,
+                "{input:?} in {mode}: {err:?}"
+            );
+        }
+    }
+}
+
+fn assert_inside(got: &ResolvedPath, input: &str, ws: &Path, canonical: &Path, relative: &str) {
+    assert_eq!(got.lexical, ws.join(relative), "lexical path of `{input}`");
+    assert_eq!(got.root.as_deref(), Some(ws), "root of `{input}`");
+    assert_eq!(got.relative, relative, "relative path of `{input}`");
+    assert!(
+        got.physical.starts_with(canonical),
+        "the physical path of `{input}` ({}) must lie inside {}",
+        got.physical.display(),
+        canonical.display()
+    );
+}
+
+fn refused(result: Result<ResolvedPath, PathError>, input: &str, why: &str) -> PathError {
+    match result {
+        Err(err) => err,
+        Ok(got) => panic!("{input:?} {why} and must be refused, but resolved to {got:?}"),
+    }
+}
+
+fn assert_refused(err: &PathError, code: ErrorCode, input: &str) {
+    assert_eq!(err.code, code, "`{input}`: {}", err.message);
+    assert!(
+        err.message.contains(input),
+        "the refusal must name the path as given (`{input}`): {:?}",
+        err.message
+    );
+}
+
+/// Every rule a [`CommandConfinement`] must satisfy. Panics naming the first broken rule.
+///
+/// * the tier is stable;
+/// * the `None` tier leaves the command as it is;
+/// * a confined `/bin/true` in a temporary workspace spawns and succeeds, and a confined shell
+///   can write inside its writable root;
+/// * a confined tier stops a write outside the scope, and nothing appears there.
+pub fn command_confinement_contract(confinement: &dyn CommandConfinement) {
+    let tier = confinement.tier();
+    assert_eq!(
+        confinement.tier(),
+        tier,
+        "the tier must not change between calls"
+    );
+
+    let temp = tempfile::tempdir().expect("create a temporary directory");
+    let ws = temp.path().join("ws");
+    let elsewhere = temp.path().join("elsewhere");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let scope = ConfinementScope::workspace(&ws);
+
+    let mut truth = Command::new("/bin/true");
+    truth.current_dir(&ws);
+    confinement
+        .confine(&mut truth, &scope)
+        .expect("confining /bin/true must succeed");
+    if tier == ConfinementTier::None {
+        assert_eq!(
+            truth.get_program(),
+            "/bin/true",
+            "the None tier changed the program"
+        );
+        assert_eq!(truth.get_args().count(), 0, "the None tier added arguments");
+        assert_eq!(
+            truth.get_current_dir(),
+            Some(ws.as_path()),
+            "the None tier moved the cwd"
+        );
+    }
+    assert!(
+        run(&mut truth).success(),
+        "a confined /bin/true must succeed"
+    );
+
+    let mut write_inside = shell("printf ok > inside.txt", &ws);
+    confinement
+        .confine(&mut write_inside, &scope)
+        .expect("confining a shell must succeed");
+    assert!(
+        run(&mut write_inside).success(),
+        "a confined shell must write inside its root"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("inside.txt"))
+            .ok()
+            .as_deref(),
+        Some("ok"),
+        "the write inside the root must land"
+    );
+
+    if tier.is_confined() {
+        let target = elsewhere.join("escaped.txt");
+        let script = format!("printf x > '{}'", target.display());
+        let mut write_outside = shell(&script, &ws);
+        confinement
+            .confine(&mut write_outside, &scope)
+            .expect("confining a shell must succeed");
+        assert!(
+            !run(&mut write_outside).success(),
+            "a {tier:?}-confined write outside the scope must fail"
+        );
+        assert!(
+            !target.exists(),
+            "a {tier:?}-confined command wrote outside its scope"
+        );
+    }
+}
+
+fn shell(script: &str, cwd: &Path) -> Command {
+    let mut command = Command::new("/bin/sh");
+    command.arg("-c").arg(script).current_dir(cwd);
+    command
+}
+
+/// Runs `command` to completion, allowing a loaded machine a generous minute.
+fn run(command: &mut Command) -> ExitStatus {
+    let mut child = command.spawn().expect("spawn the confined command");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for the confined command") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the confined command did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
