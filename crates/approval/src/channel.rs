@@ -31,7 +31,7 @@ pub const DEFAULT_QUEUE: usize = 64;
 ///     tool_name: "write".into(),
 ///     arguments: serde_json::json!({"path": "notes.md"}),
 ///     reason: ApprovalReason::RuntimePolicy,
-///     grant_key: GrantKey { tool_name: "write".into(), scope: None },
+///     grant_key: GrantKey::tool("write"),
 /// };
 /// assert_eq!(gate.request_approval(&request).await, ApprovalDecision::Allow);
 /// # }

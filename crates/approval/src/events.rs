@@ -177,10 +177,7 @@ mod tests {
             call_id: format!("call-{id}"),
             tool_name: "bash".to_owned(),
             reason: ApprovalReason::RuntimePolicy,
-            grant_key: GrantKey {
-                tool_name: "bash".to_owned(),
-                scope: Some("cargo test".to_owned()),
-            },
+            grant_key: GrantKey::scoped("bash", "cargo test"),
         }
     }
 

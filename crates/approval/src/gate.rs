@@ -118,12 +118,13 @@ impl<A: Approver> ApprovalGate for Gate<A> {
             reason: request.reason,
             grant_key: request.grant_key.clone(),
         });
-        let (decision, source) = if self.grants.covers(&request.grant_key) {
+        let grantable = request.grant_key.session_grantable;
+        let (decision, source) = if grantable && self.grants.covers(&request.grant_key) {
             (ApprovalDecision::Allow, DecisionSource::SessionGrant)
         } else {
             self.ask_approver(request).await
         };
-        if decision == ApprovalDecision::AllowForSession {
+        if decision == ApprovalDecision::AllowForSession && grantable {
             self.grants.grant(request.grant_key.clone());
         }
         self.events.record(ApprovalEvent::ApprovalResolved {

@@ -40,9 +40,9 @@ mod tests {
     use super::*;
 
     fn key(tool: &str, scope: Option<&str>) -> GrantKey {
-        GrantKey {
-            tool_name: tool.to_owned(),
-            scope: scope.map(str::to_owned),
+        match scope {
+            Some(scope) => GrantKey::scoped(tool, scope),
+            None => GrantKey::tool(tool),
         }
     }
 

@@ -44,7 +44,7 @@
 //!     tool_name: "bash".into(),
 //!     arguments: serde_json::json!({"command": "cargo test -p kun-approval"}),
 //!     reason: ApprovalReason::RuntimePolicy,
-//!     grant_key: GrantKey { tool_name: "bash".into(), scope: Some("cargo test".into()) },
+//!     grant_key: GrantKey::scoped("bash", "cargo test"),
 //! };
 //! assert_eq!(gate.request_approval(&request(1)).await, ApprovalDecision::AllowForSession);
 //! // Same grant key: allowed from the session grant, nobody is asked.

@@ -259,10 +259,7 @@ mod tests {
             tool_name: "bash".to_owned(),
             arguments: json!({"command": "echo \u{1b}[2J \u{202e}", "pad": "é".repeat(3_000)}),
             reason: ApprovalReason::UnconfinedCommand,
-            grant_key: GrantKey {
-                tool_name: "bash".to_owned(),
-                scope: Some("echo\u{1b}".to_owned()),
-            },
+            grant_key: GrantKey::scoped("bash", "echo\u{1b}"),
         };
         let text = question(&request);
         assert!(!text.contains('\u{1b}'), "{text}");

@@ -69,10 +69,7 @@ async fn a_session_grant_is_recorded_and_answers_without_asking() {
     );
     assert_eq!(
         gate.grants(),
-        vec![GrantKey {
-            tool_name: "session".to_owned(),
-            scope: Some("cargo test".to_owned())
-        }]
+        vec![GrantKey::scoped("session", "cargo test")]
     );
     for n in 2..5 {
         let again = approval_request(n, "session", Some("cargo test"));

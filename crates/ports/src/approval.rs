@@ -80,6 +80,10 @@ impl ApprovalReason {
 }
 
 /// What an `allow_for_session` grant covers: a tool, and for shell tools a command prefix.
+///
+/// A command that has no safe prefix (pipes, `;`, redirections, subshells) is not
+/// `session_grantable`: an `allow_for_session` answer then allows this one call only, so one
+/// grant can never cover every later compound command.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GrantKey {
     /// The tool.
@@ -87,6 +91,33 @@ pub struct GrantKey {
     /// For shell tools, the parsed command prefix (e.g. `cargo test`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// Whether a session grant may be recorded for this key.
+    #[serde(default = "grantable_by_default")]
+    pub session_grantable: bool,
+}
+
+const fn grantable_by_default() -> bool {
+    true
+}
+
+impl GrantKey {
+    /// A grant of the whole tool.
+    #[must_use]
+    pub fn tool(tool_name: impl Into<String>) -> Self {
+        Self { tool_name: tool_name.into(), scope: None, session_grantable: true }
+    }
+
+    /// A grant of one command prefix of a tool.
+    #[must_use]
+    pub fn scoped(tool_name: impl Into<String>, scope: impl Into<String>) -> Self {
+        Self { tool_name: tool_name.into(), scope: Some(scope.into()), session_grantable: true }
+    }
+
+    /// A key no session grant may cover (approvals allow one call at a time).
+    #[must_use]
+    pub fn one_call_only(tool_name: impl Into<String>) -> Self {
+        Self { tool_name: tool_name.into(), scope: None, session_grantable: false }
+    }
 }
 
 /// One question to an approver.

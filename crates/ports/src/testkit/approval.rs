@@ -38,9 +38,9 @@ pub fn approval_request(n: u32, tool_name: &str, scope: Option<&str>) -> Approva
         tool_name: tool_name.to_owned(),
         arguments: json!({ "command": scope.map(|s| format!("{s} --flag-{n}")) }),
         reason: ApprovalReason::RuntimePolicy,
-        grant_key: GrantKey {
-            tool_name: tool_name.to_owned(),
-            scope: scope.map(str::to_owned),
+        grant_key: match scope {
+            Some(scope) => GrantKey::scoped(tool_name, scope),
+            None => GrantKey::tool(tool_name),
         },
     }
 }

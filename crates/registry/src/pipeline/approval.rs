@@ -17,7 +17,7 @@ use super::gates::SandboxGate;
 use super::hooks::HookApproval;
 use kun_ports::{
     ApprovalDecision, ApprovalReason, ApprovalRequest, ErrorCode, GrantKey, PromptRule,
-    ToolDescriptor, ToolHostContext, ToolResult, prompt_rule,
+    ToolDescriptor, ToolHostContext, ToolKind, ToolResult, prompt_rule,
 };
 use serde_json::{Map, Value};
 use std::ops::ControlFlow;
@@ -134,10 +134,7 @@ pub(crate) async fn request(
         tool_name: tool.name().to_owned(),
         arguments: arguments.clone(),
         reason,
-        grant_key: GrantKey {
-            tool_name: tool.name().to_owned(),
-            scope: tool.tool.approval_scope(arguments),
-        },
+        grant_key: grant_key(tool, arguments),
     };
     let decision = tokio::select! {
         biased;
@@ -175,4 +172,15 @@ fn denied(
         ),
         details,
     )
+}
+
+/// What a session grant for this call would cover. A command without a safe prefix (the
+/// tool gives no scope) can only be allowed one call at a time.
+fn grant_key(tool: &ToolDescriptor, arguments: &Value) -> GrantKey {
+    let name = tool.name();
+    match tool.tool.approval_scope(arguments) {
+        Some(scope) => GrantKey::scoped(name, scope),
+        None if tool.spec().kind == ToolKind::CommandExecution => GrantKey::one_call_only(name),
+        None => GrantKey::tool(name),
+    }
 }

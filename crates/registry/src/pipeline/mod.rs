@@ -19,7 +19,7 @@ use crate::snapshot::RegistrySnapshot;
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use kun_ports::{
-    AbortStage, ArtifactStore, HookRunner, HostError, NameSet, OperationLedger, ReadTracker,
+    AbortStage, ArtifactStore, ErrorCode, HookRunner, HostError, NameSet, OperationLedger, ReadTracker,
     ToolCall, ToolDescriptor, ToolHost, ToolHostContext, ToolResult,
 };
 use serde_json::Value;
@@ -168,6 +168,38 @@ impl Host {
         )
     }
 
+    /// Step 3 for gateway tools (`mcp_call`): the call is replaced by the call it stands for,
+    /// and the target goes through every later gate under its own name. A gateway may not
+    /// target another gateway.
+    fn resolve_through_gateway<'s>(
+        &self,
+        turn: &'s PinnedTurn,
+        call: ToolCall,
+        ctx: &ToolHostContext,
+    ) -> Result<ControlFlow<ToolResult, (&'s ToolDescriptor, ToolCall)>, HostError> {
+        let tool = self.resolve(turn, &call, ctx)?;
+        let Some(forwarded) = tool.tool.forward(&call.arguments) else {
+            return Ok(ControlFlow::Continue((tool, call)));
+        };
+        let target = match forwarded {
+            Ok(target) => target,
+            Err(message) => return Ok(ControlFlow::Break(ToolResult::failure(ErrorCode::InvalidArguments, message))),
+        };
+        let call = ToolCall {
+            call_id: call.call_id,
+            tool_name: target.tool_name,
+            provider_id: None,
+            tool_kind: call.tool_kind,
+            arguments: target.arguments,
+        };
+        let tool = self.resolve(turn, &call, ctx)?;
+        if tool.tool.forward(&call.arguments).is_some() {
+            let message = format!("{} is itself a gateway; name the tool to run directly", call.tool_name);
+            return Ok(ControlFlow::Break(ToolResult::failure(ErrorCode::InvalidArguments, message)));
+        }
+        Ok(ControlFlow::Continue((tool, call)))
+    }
+
     /// What steps 16–18 need once the tool has taken the arguments. The arguments are copied
     /// only when a later step reads them (PostToolUse hooks, or the read tracker).
     fn keep_for_after_run(
@@ -187,7 +219,7 @@ impl Host {
     async fn run(&self, call: ToolCall, ctx: &ToolHostContext) -> Result<ToolResult, HostError> {
         let turn = self.pin_turn(ctx); // 1
         gates::ensure_not_aborted(ctx, AbortStage::BeforeStart)?; // 2
-        let tool = self.resolve(&turn, &call, ctx)?; // 3
+        let (tool, call) = step!(self.resolve_through_gateway(&turn, call, ctx)?); // 3
         gates::refuse_never_policy(tool)?; // 4
         let declared = step!(self.sandbox_on_declared_kind(tool, ctx)); // 5
         let ToolCall {
