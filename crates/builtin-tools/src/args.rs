@@ -21,13 +21,21 @@ impl Failure {
     /// A failure without a code: `{"error": message}`.
     #[must_use]
     pub fn new(message: impl Into<String>) -> Self {
-        Self { code: None, message: message.into(), details: Map::new() }
+        Self {
+            code: None,
+            message: message.into(),
+            details: Map::new(),
+        }
     }
 
     /// A failure with a code: `{"code": code, "error": message}`.
     #[must_use]
     pub fn coded(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code: Some(code), message: message.into(), details: Map::new() }
+        Self {
+            code: Some(code),
+            message: message.into(),
+            details: Map::new(),
+        }
     }
 
     /// Bad arguments.
@@ -51,7 +59,10 @@ impl Failure {
             None => {
                 let mut map = self.details;
                 map.insert("error".to_owned(), Value::String(self.message));
-                ToolResult { output: Value::Object(map), is_error: true }
+                ToolResult {
+                    output: Value::Object(map),
+                    is_error: true,
+                }
             }
         }
     }
@@ -107,7 +118,11 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T
         ))
         .with("received_chars", raw.chars().count()));
     }
-    let arguments = if arguments.is_null() { Value::Object(Map::new()) } else { arguments };
+    let arguments = if arguments.is_null() {
+        Value::Object(Map::new())
+    } else {
+        arguments
+    };
     serde_json::from_value(arguments)
         .map_err(|err| Failure::invalid(format!("invalid arguments for {tool}: {err}")))
 }

@@ -17,8 +17,12 @@
 
 mod args;
 pub mod fs;
+pub mod git_inspect;
 mod limits;
+pub mod lsp;
 pub mod output;
+mod provider;
+pub mod repo_map;
 mod schema;
 pub mod search;
 pub mod shell;
@@ -26,4 +30,5 @@ pub mod testing;
 
 pub use args::{Failure, Outcome, finish, parse_args};
 pub use limits::OutputLimits;
+pub use provider::{BuiltinOptions, BuiltinProvider, Preset};
 pub use schema::{sanitize_schema, schema_for};

@@ -14,7 +14,10 @@ pub struct OutputLimits {
 
 impl Default for OutputLimits {
     fn default() -> Self {
-        Self { max_lines: 2_000, max_bytes: 50 * 1024 }
+        Self {
+            max_lines: 2_000,
+            max_bytes: 50 * 1024,
+        }
     }
 }
 
@@ -22,6 +25,9 @@ impl OutputLimits {
     /// Limits of at least one line and one byte.
     #[must_use]
     pub fn new(max_lines: usize, max_bytes: usize) -> Self {
-        Self { max_lines: max_lines.max(1), max_bytes: max_bytes.max(1) }
+        Self {
+            max_lines: max_lines.max(1),
+            max_bytes: max_bytes.max(1),
+        }
     }
 }

@@ -31,8 +31,19 @@ use serde_json::{Map, Value};
 const MAX_REF_DEPTH: usize = 8;
 
 /// Formats model APIs understand; others are dropped.
-const STANDARD_FORMATS: &[&str] =
-    &["date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uri", "uuid", "regex"];
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uuid",
+    "regex",
+];
 
 /// The sanitised input schema of an argument type.
 #[must_use]
@@ -97,10 +108,10 @@ fn clean(schema: Value, defs: &Map<String, Value>, stack: &mut Vec<String>) -> V
     if map.get("default").is_some_and(Value::is_null) {
         map.remove("default");
     }
-    if let Some(Value::String(format)) = map.get("format") {
-        if !STANDARD_FORMATS.contains(&format.as_str()) {
-            map.remove("format");
-        }
+    if let Some(Value::String(format)) = map.get("format")
+        && !STANDARD_FORMATS.contains(&format.as_str())
+    {
+        map.remove("format");
     }
     collapse_nullable_type(&mut map);
     for key in ["anyOf", "oneOf"] {
@@ -111,8 +122,10 @@ fn clean(schema: Value, defs: &Map<String, Value>, stack: &mut Vec<String>) -> V
         map.insert("allOf".to_owned(), Value::Array(cleaned));
     }
     if let Some(Value::Object(props)) = map.remove("properties") {
-        let cleaned: Map<String, Value> =
-            props.into_iter().map(|(name, prop)| (name, clean(prop, defs, stack))).collect();
+        let cleaned: Map<String, Value> = props
+            .into_iter()
+            .map(|(name, prop)| (name, clean(prop, defs, stack)))
+            .collect();
         map.insert("properties".to_owned(), Value::Object(cleaned));
     }
     if let Some(items) = map.remove("items") {
@@ -123,7 +136,11 @@ fn clean(schema: Value, defs: &Map<String, Value>, stack: &mut Vec<String>) -> V
         map.insert("prefixItems".to_owned(), Value::Array(cleaned));
     }
     if let Some(additional) = map.remove("additionalProperties") {
-        let cleaned = if additional.is_object() { clean(additional, defs, stack) } else { additional };
+        let cleaned = if additional.is_object() {
+            clean(additional, defs, stack)
+        } else {
+            additional
+        };
         map.insert("additionalProperties".to_owned(), cleaned);
     }
     prune_required(&mut map);
@@ -149,11 +166,18 @@ fn collapse_nullable_type(map: &mut Map<String, Value>) {
     let Some(Value::Array(types)) = map.get("type") else {
         return;
     };
-    let non_null: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
+    let non_null: Vec<Value> = types
+        .iter()
+        .filter(|t| t.as_str() != Some("null"))
+        .cloned()
+        .collect();
     match non_null.len() {
         0 => {}
         1 => {
-            map.insert("type".to_owned(), non_null.into_iter().next().unwrap_or(Value::Null));
+            map.insert(
+                "type".to_owned(),
+                non_null.into_iter().next().unwrap_or(Value::Null),
+            );
         }
         _ => {
             map.insert("type".to_owned(), Value::Array(non_null));
@@ -167,17 +191,33 @@ fn is_null_schema(schema: &Value) -> bool {
 
 fn string_const(schema: &Value) -> Option<Value> {
     let value = schema.get("const").or_else(|| {
-        schema.get("enum").and_then(Value::as_array).filter(|e| e.len() == 1).and_then(|e| e.first())
+        schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .filter(|e| e.len() == 1)
+            .and_then(|e| e.first())
     })?;
     value.is_string().then(|| value.clone())
 }
 
-fn collapse_union(map: &mut Map<String, Value>, key: &str, defs: &Map<String, Value>, stack: &mut Vec<String>) {
+fn collapse_union(
+    map: &mut Map<String, Value>,
+    key: &str,
+    defs: &Map<String, Value>,
+    stack: &mut Vec<String>,
+) {
     let Some(Value::Array(arms)) = map.remove(key) else {
         return;
     };
-    let arms: Vec<Value> = arms.into_iter().map(|arm| clean(arm, defs, stack)).collect();
-    let non_null: Vec<Value> = arms.iter().filter(|arm| !is_null_schema(arm)).cloned().collect();
+    let arms: Vec<Value> = arms
+        .into_iter()
+        .map(|arm| clean(arm, defs, stack))
+        .collect();
+    let non_null: Vec<Value> = arms
+        .iter()
+        .filter(|arm| !is_null_schema(arm))
+        .cloned()
+        .collect();
     let consts: Option<Vec<Value>> = non_null.iter().map(string_const).collect();
     match consts {
         Some(values) if !values.is_empty() => {
@@ -202,9 +242,11 @@ fn prune_required(map: &mut Map<String, Value>) {
         return;
     };
     let kept: Vec<Value> = match map.get("properties") {
-        Some(Value::Object(props)) => {
-            required.iter().filter(|name| name.as_str().is_some_and(|n| props.contains_key(n))).cloned().collect()
-        }
+        Some(Value::Object(props)) => required
+            .iter()
+            .filter(|name| name.as_str().is_some_and(|n| props.contains_key(n)))
+            .cloned()
+            .collect(),
         _ => Vec::new(),
     };
     if kept.is_empty() {
@@ -262,15 +304,27 @@ mod tests {
         assert!(!text.contains("null"), "{text}");
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["required"], json!(["path"]));
-        assert_eq!(schema["properties"]["mode"]["enum"], json!(["fast", "slow"]));
-        assert_eq!(schema["properties"]["nested"]["properties"]["flag"]["type"], "boolean");
+        assert_eq!(
+            schema["properties"]["mode"]["enum"],
+            json!(["fast", "slow"])
+        );
+        assert_eq!(
+            schema["properties"]["nested"]["properties"]["flag"]["type"],
+            "boolean"
+        );
         assert_eq!(schema["properties"]["path"]["description"], "The path.");
     }
 
     #[test]
     fn non_object_schemas_become_empty_object_schemas() {
-        assert_eq!(sanitize_schema(json!(true)), json!({"type": "object", "properties": {}}));
-        assert_eq!(sanitize_schema(json!({})), json!({"type": "object", "properties": {}}));
+        assert_eq!(
+            sanitize_schema(json!(true)),
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(
+            sanitize_schema(json!({})),
+            json!({"type": "object", "properties": {}})
+        );
     }
 
     #[test]
@@ -281,7 +335,10 @@ mod tests {
             "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}}}}
         });
         let clean = sanitize_schema(schema);
-        assert_eq!(clean["properties"]["tree"]["properties"]["child"], json!({"type": "object"}));
+        assert_eq!(
+            clean["properties"]["tree"]["properties"]["child"],
+            json!({"type": "object"})
+        );
     }
 
     #[test]
@@ -301,6 +358,9 @@ mod tests {
             "type": "object",
             "properties": {"x": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "d"}}
         }));
-        assert_eq!(clean["properties"]["x"], json!({"type": "string", "description": "d"}));
+        assert_eq!(
+            clean["properties"]["x"],
+            json!({"type": "string", "description": "d"})
+        );
     }
 }

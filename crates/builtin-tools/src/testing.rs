@@ -12,8 +12,8 @@
 //! ```
 
 use kun_ports::{
-    ConfinementTier, ErrorCode, NoProgress, PathAccess, PathError, ResolvedPath, SandboxMode, SandboxPolicy,
-    SandboxVerdict, ToolContext, ToolHostContext, ToolKind,
+    ConfinementTier, ErrorCode, NoProgress, PathAccess, PathError, ResolvedPath, SandboxMode,
+    SandboxPolicy, SandboxVerdict, ToolContext, ToolHostContext, ToolKind,
 };
 use std::path::{Component, Path, PathBuf};
 
@@ -34,18 +34,27 @@ impl SandboxPolicy for SimpleSandbox {
         _mode: SandboxMode,
         _access: PathAccess,
     ) -> Result<ResolvedPath, PathError> {
-        let escape = || PathError { code: ErrorCode::SandboxWriteBlocked, message: format!("{input} escapes the workspace") };
+        let escape = || PathError {
+            code: ErrorCode::SandboxWriteBlocked,
+            message: format!("{input} escapes the workspace"),
+        };
         let root = roots.first().ok_or_else(escape)?;
         let lexical = normalize(&root.join(input));
         let physical = physical(&lexical);
         let root_physical = root.canonicalize().map_err(|_| escape())?;
-        let relative = physical.strip_prefix(&root_physical).map_err(|_| escape())?;
+        let relative = physical
+            .strip_prefix(&root_physical)
+            .map_err(|_| escape())?;
         let relative = relative.to_string_lossy().replace('\\', "/");
         Ok(ResolvedPath {
             lexical,
             physical,
             root: Some(root.clone()),
-            relative: if relative.is_empty() { ".".to_owned() } else { relative },
+            relative: if relative.is_empty() {
+                ".".to_owned()
+            } else {
+                relative
+            },
         })
     }
 
@@ -73,9 +82,15 @@ fn physical(lexical: &Path) -> PathBuf {
     let mut current = lexical.to_path_buf();
     loop {
         if let Ok(real) = current.canonicalize() {
-            return suffix.iter().rev().fold(real, |acc: PathBuf, part| acc.join(part));
+            return suffix
+                .iter()
+                .rev()
+                .fold(real, |acc: PathBuf, part| acc.join(part));
         }
-        match (current.file_name().map(ToOwned::to_owned), current.parent().map(Path::to_path_buf)) {
+        match (
+            current.file_name().map(ToOwned::to_owned),
+            current.parent().map(Path::to_path_buf),
+        ) {
             (Some(name), Some(parent)) => {
                 suffix.push(name);
                 current = parent;
@@ -108,8 +123,13 @@ impl TestWorkspace {
     #[allow(clippy::expect_used)]
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("create a temporary workspace");
-        let root = dir.path().canonicalize().unwrap_or_else(|_| dir.path().to_path_buf());
-        let ctx = ToolHostContext::builder("thread-test", "turn-1").workspace(root).build();
+        let root = dir
+            .path()
+            .canonicalize()
+            .unwrap_or_else(|_| dir.path().to_path_buf());
+        let ctx = ToolHostContext::builder("thread-test", "turn-1")
+            .workspace(root)
+            .build();
         Self { dir, ctx }
     }
 
@@ -151,7 +171,12 @@ impl TestWorkspace {
     /// A tool context for one call in this workspace.
     #[must_use]
     pub fn tool_context<'a>(&'a self, call_id: &'a str) -> ToolContext<'a> {
-        ToolContext { turn: &self.ctx, call_id, sandbox: &SimpleSandbox, progress: &NoProgress }
+        ToolContext {
+            turn: &self.ctx,
+            call_id,
+            sandbox: &SimpleSandbox,
+            progress: &NoProgress,
+        }
     }
 
     /// Keeps the directory alive; returns its path.

@@ -1,1 +1,83 @@
-//! (in progress)
+//! The file tools — `read`, `write`, `edit`, `send_im_attachment` — and what they share: the
+//! edit engine ([`edit`]), the file mutation queue ([`mutation_queue`]) and I/O that never
+//! follows a final symlink.
+//!
+//! Every tool resolves its path through [`ToolContext::resolve_path`](kun_ports::ToolContext::resolve_path)
+//! (reads as well as writes are checked in every sandbox mode but danger-full-access), then
+//! opens the checked physical path without following a final symlink. `write` and `edit`
+//! hold the file's mutation lock around their read-modify-write; share one
+//! [`MutationQueue`] between them.
+//!
+//! ```
+//! use kun_builtin_tools::OutputLimits;
+//! use kun_builtin_tools::fs::{self, MutationQueue};
+//! let queue = MutationQueue::global();
+//! let tools = [fs::read_tool(OutputLimits::default()), fs::write_tool(queue.clone()), fs::edit_tool(queue)];
+//! assert_eq!(tools.iter().map(|t| t.spec().name.as_str()).collect::<Vec<_>>(), ["read", "write", "edit"]);
+//! ```
+
+pub mod edit;
+mod im_attachment;
+pub mod mutation_queue;
+mod no_follow;
+mod read;
+mod write;
+
+pub use edit::{EditTool, normalize_for_fuzzy_match};
+pub use im_attachment::SendImAttachmentTool;
+pub use mutation_queue::{LockError, LockSettings, MutationGuard, MutationQueue};
+pub use read::{DEFAULT_MAX_IMAGE_BYTES, ReadTool};
+pub use write::WriteTool;
+
+use crate::{Failure, Outcome, OutputLimits};
+use kun_ports::{ImBridge, Tool};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The `read` tool with these page limits.
+#[must_use]
+pub fn read_tool(limits: OutputLimits) -> Arc<dyn Tool> {
+    Arc::new(ReadTool::new(limits))
+}
+
+/// The `write` tool, locking through `queue`.
+#[must_use]
+pub fn write_tool(queue: Arc<MutationQueue>) -> Arc<dyn Tool> {
+    Arc::new(WriteTool::new(queue))
+}
+
+/// The `edit` tool, locking through `queue`.
+#[must_use]
+pub fn edit_tool(queue: Arc<MutationQueue>) -> Arc<dyn Tool> {
+    Arc::new(EditTool::new(queue))
+}
+
+/// The `send_im_attachment` tool, sending through `bridge`. Register it only when a bridge
+/// is configured.
+#[must_use]
+pub fn send_im_attachment_tool(bridge: Arc<dyn ImBridge>) -> Arc<dyn Tool> {
+    Arc::new(SendImAttachmentTool::new(bridge))
+}
+
+/// The non-blank `path` argument, as given.
+fn path_argument(arguments: &Value) -> Option<String> {
+    arguments
+        .get("path")
+        .and_then(Value::as_str)
+        .filter(|p| !p.trim().is_empty())
+        .map(str::to_owned)
+}
+
+/// Runs blocking file work off the async threads.
+async fn run_blocking<F>(work: F) -> Outcome
+where
+    F: FnOnce() -> Outcome + Send + 'static,
+{
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|err| {
+            Err(Failure::new(format!(
+                "the file operation stopped unexpectedly: {err}"
+            )))
+        })
+}

@@ -112,15 +112,15 @@ pub fn definitions(lang: Lang, source: &str) -> Option<Vec<Definition>> {
 }
 
 fn collect(lang: Lang, node: Node<'_>, source: &str, found: &mut Vec<Definition>) {
-    if let Some(kind) = lang.definition_kind(node.kind()) {
-        if let Some(name) = definition_name(lang, node, source) {
-            found.push(Definition {
-                kind,
-                name,
-                line: node.start_position().row + 1,
-                signature: signature(node, source),
-            });
-        }
+    if let Some(kind) = lang.definition_kind(node.kind())
+        && let Some(name) = definition_name(lang, node, source)
+    {
+        found.push(Definition {
+            kind,
+            name,
+            line: node.start_position().row + 1,
+            signature: signature(node, source),
+        });
     }
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {

@@ -1,1 +1,71 @@
-//! (in progress)
+//! The search tools — `grep`, `glob`, `find` (a hidden alias of `glob`) and `ls` — in process
+//! on ripgrep's own crates (`ignore`, `grep-searcher`, `grep-regex`): no `rg` or `fd` is run.
+//!
+//! | tool | what | filters | order |
+//! |---|---|---|---|
+//! | [`GrepTool`] | matching lines, with optional context | ripgrep's defaults ([`walk`](self#walking)) | path, then line |
+//! | [`GlobTool`] / [`FindTool`] | files whose path matches a glob | the same, narrowed by the glob as `rg --files -g` | path |
+//! | [`LsTool`] | one directory's entries | none: hidden and ignored entries are listed | name |
+//!
+//! All four are `tool_call`, policy `auto`, side effect read-only; `find` is not advertised to
+//! the model but stays callable.
+//!
+//! # Walking
+//!
+//! `grep` and `glob` walk like `rg` with no flags (plus `--no-require-git`): hidden files and
+//! directories are skipped; `.gitignore` (even outside a git repository), `.git/info/exclude`,
+//! the global git excludes file, `.ignore` and `.rgignore` are honoured, including ignore files
+//! in parent directories; symbolic links are not followed; binary files (a NUL byte) are
+//! skipped. The search root is never filtered, so `path: ".github"` searches that hidden
+//! directory. The walk is parallel (one thread per available core, at most 12).
+//!
+//! # Determinism and paging
+//!
+//! Results are sorted component-wise by path (the order of `rg --sort path`), so the same tree
+//! and arguments give the same output whatever order the threads finish in. A page holds at
+//! most `limit` entries (default and ceiling: [`OutputLimits::max_lines`](crate::OutputLimits))
+//! and at most [`OutputLimits::max_bytes`](crate::OutputLimits) of output, never less than one
+//! entry. Every result carries `total`, `truncated`, `has_more`, `next_cursor` and `notice`;
+//! `next_cursor` is an opaque token for the same call's next page, and a cursor presented with
+//! other arguments is refused (`invalid_arguments`, "cursor does not belong to this query").
+//!
+//! # Failures
+//!
+//! Bad input is an `invalid_arguments` result saying what to fix (an invalid regex quotes the
+//! regex error; an invalid glob the glob error; a malformed or foreign cursor). A path outside
+//! the workspace carries the sandbox's code. Nothing is ever written.
+
+mod cursor;
+mod glob;
+mod grep;
+mod lines;
+mod ls;
+mod page;
+mod scan;
+mod walk;
+
+pub use glob::{FindTool, GlobTool};
+pub use grep::GrepTool;
+pub use ls::LsTool;
+
+use crate::OutputLimits;
+use kun_ports::Tool;
+use std::sync::Arc;
+
+/// The four search tools with the same output limits, in catalog order: `grep`, `glob`,
+/// `find`, `ls`.
+///
+/// ```
+/// let tools = kun_builtin_tools::search::search_tools(kun_builtin_tools::OutputLimits::default());
+/// let names: Vec<_> = tools.iter().map(|tool| tool.spec().name.as_str()).collect();
+/// assert_eq!(names, ["grep", "glob", "find", "ls"]);
+/// ```
+#[must_use]
+pub fn search_tools(limits: OutputLimits) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(GrepTool::new(limits)),
+        Arc::new(GlobTool::new(limits)),
+        Arc::new(FindTool::new(limits)),
+        Arc::new(LsTool::new(limits)),
+    ]
+}

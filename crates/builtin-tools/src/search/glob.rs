@@ -1,0 +1,299 @@
+//! `glob` (and its hidden alias `find`): list files matching a glob, by ripgrep's rules
+//! (`rg --files -g <pattern> --sort path`).
+
+use super::cursor::QueryId;
+use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageReport, fill};
+use super::walk::{SearchRoot, cmp_path_keys, is_reportable_file, parallel_walker, path_key};
+use crate::{Failure, Outcome, OutputLimits, finish, parse_args, schema_for};
+use async_trait::async_trait;
+use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkParallel, WalkState};
+use kun_ports::{
+    AbortSignal, SideEffect, Tool, ToolContext, ToolError, ToolPolicy, ToolResult, ToolSpec,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+/// The name cursors are issued under: `glob` and `find` accept each other's cursors.
+const QUERY_FAMILY: &str = "glob";
+
+const GLOB_DESCRIPTION: &str = "Find files by name with a glob (gitignore syntax, as `rg --files -g`): `*.rs` or \
+`Cargo.toml` match file names at any depth, `src/**/*.ts` is matched against the workspace-relative path, `{a,b}` \
+alternates. \
+Hidden directories and files ignored by .gitignore/.ignore/.rgignore are skipped unless the glob names them. Returns \
+workspace-relative paths sorted by path; long results come in pages (pass next_cursor back as cursor).";
+
+const FIND_DESCRIPTION: &str = "Alias of glob: find files by name with a glob, by ripgrep's rules.";
+
+/// Arguments of `glob` and `find`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GlobArgs {
+    /// The glob: `*.rs` matches file names at any depth; a pattern with `/` (`src/**/*.ts`) is matched against the workspace-relative path; a leading `!` excludes.
+    pattern: String,
+    /// Directory to search, relative to the workspace root (default: the whole workspace).
+    #[serde(default)]
+    path: Option<String>,
+    /// At most this many paths on this page.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    limit: Option<u64>,
+    /// The next_cursor of the previous page, to get the next one (same other arguments).
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+/// The `glob` tool: files whose path matches a glob, sorted by path, paged.
+///
+/// ```
+/// use kun_builtin_tools::search::GlobTool;
+/// use kun_builtin_tools::testing::TestWorkspace;
+/// use kun_ports::Tool;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let ws = TestWorkspace::new();
+/// ws.write("src/lib.rs", "");
+/// ws.write("README.md", "");
+/// let result = GlobTool::default()
+///     .execute(serde_json::json!({"pattern": "*.rs"}), ws.tool_context("call-1"))
+///     .await
+///     .unwrap();
+/// assert_eq!(result.output["files"], serde_json::json!(["src/lib.rs"]));
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct GlobTool {
+    spec: ToolSpec,
+    limits: OutputLimits,
+}
+
+impl Default for GlobTool {
+    fn default() -> Self {
+        Self::new(OutputLimits::default())
+    }
+}
+
+impl GlobTool {
+    /// A `glob` whose pages hold at most `limits.max_lines` paths and `limits.max_bytes` of
+    /// output.
+    #[must_use]
+    pub fn new(limits: OutputLimits) -> Self {
+        Self {
+            spec: spec("glob", GLOB_DESCRIPTION),
+            limits,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for GlobTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn execute<'a>(
+        &self,
+        arguments: Value,
+        ctx: ToolContext<'a>,
+    ) -> Result<ToolResult, ToolError> {
+        Ok(finish(
+            run(&self.spec.name, self.limits, arguments, &ctx).await,
+        ))
+    }
+}
+
+/// The `find` tool: exactly [`GlobTool`] under another name, callable but not advertised to
+/// the model (`model_advertised = false`).
+#[derive(Debug, Clone)]
+pub struct FindTool {
+    spec: ToolSpec,
+    limits: OutputLimits,
+}
+
+impl Default for FindTool {
+    fn default() -> Self {
+        Self::new(OutputLimits::default())
+    }
+}
+
+impl FindTool {
+    /// A `find` with the same paging as [`GlobTool::new`].
+    #[must_use]
+    pub fn new(limits: OutputLimits) -> Self {
+        Self {
+            spec: spec("find", FIND_DESCRIPTION).hidden(),
+            limits,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for FindTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn execute<'a>(
+        &self,
+        arguments: Value,
+        ctx: ToolContext<'a>,
+    ) -> Result<ToolResult, ToolError> {
+        Ok(finish(
+            run(&self.spec.name, self.limits, arguments, &ctx).await,
+        ))
+    }
+}
+
+fn spec(name: &str, description: &str) -> ToolSpec {
+    ToolSpec::new(name, description, schema_for::<GlobArgs>())
+        .with_policy(ToolPolicy::Auto)
+        .with_side_effect(SideEffect::ReadOnly)
+}
+
+#[derive(Debug, Serialize)]
+struct GlobOutput {
+    files: Vec<String>,
+    #[serde(flatten)]
+    page: PageFields,
+}
+
+async fn run(tool: &str, limits: OutputLimits, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
+    let args: GlobArgs = parse_args(tool, arguments)?;
+    if args.pattern.trim().is_empty() {
+        return Err(Failure::invalid(
+            "pattern is empty; pass a glob such as *.rs or src/**/*.ts",
+        ));
+    }
+    let root = SearchRoot::resolve(ctx, args.path.as_deref())?;
+    let id =
+        QueryId::of(&json!({"tool": QUERY_FAMILY, "pattern": args.pattern, "root": root.display}));
+    let offset = id.offset(args.cursor.as_deref())?;
+    let budget = PageBudget::new(args.limit, limits);
+    let walker = parallel_walker(&root, Some(&args.pattern))?;
+    let walk_root = root.walk_root.clone();
+    let abort = ctx.turn.abort.clone();
+    let listing = tokio::task::spawn_blocking(move || list_files(walker, &walk_root, &abort))
+        .await
+        .map_err(|err| Failure::new(format!("the file listing stopped unexpectedly: {err}")))?;
+    if listing.aborted {
+        return Err(Failure::new("the file listing was aborted with the turn"));
+    }
+    let paths = listing
+        .keys
+        .iter()
+        .skip(offset)
+        .map(|key| root.display_path(key));
+    let (files, end) = fill(paths, |path| ENTRY_OVERHEAD_BYTES / 4 + path.len(), budget);
+    let mut notes = Vec::new();
+    if listing.unreadable > 0 {
+        notes.push(format!(
+            "{} paths could not be read and were skipped.",
+            listing.unreadable
+        ));
+    }
+    let report = PageReport {
+        tool,
+        noun: "files",
+        total: listing.keys.len(),
+        offset,
+        shown: files.len(),
+        end,
+        budget,
+    };
+    let empty = format!(
+        "No files match {:?}. Hidden directories and directories ignored by .gitignore, .ignore or .rgignore are \
+         not searched (pass path to look inside one); a pattern with / is matched against the workspace-relative path.",
+        args.pattern
+    );
+    let page = report.into_fields(&id, &empty, &notes, false);
+    serde_json::to_value(GlobOutput { files, page })
+        .map_err(|err| Failure::new(format!("could not encode the file list: {err}")))
+}
+
+/// Every reportable file of a walk, sorted by path.
+#[derive(Debug, Default)]
+struct Listing {
+    keys: Vec<Vec<u8>>,
+    unreadable: usize,
+    aborted: bool,
+}
+
+fn list_files(walker: WalkParallel, root: &Path, abort: &AbortSignal) -> Listing {
+    let shared = Mutex::new(Listing::default());
+    walker.visit(&mut ListerFactory {
+        root,
+        abort,
+        shared: &shared,
+    });
+    let mut listing = shared.into_inner().unwrap_or_else(PoisonError::into_inner);
+    listing.keys.sort_unstable_by(|a, b| cmp_path_keys(a, b));
+    listing.aborted = abort.is_aborted();
+    listing
+}
+
+struct ListerFactory<'s> {
+    root: &'s Path,
+    abort: &'s AbortSignal,
+    shared: &'s Mutex<Listing>,
+}
+
+impl<'s> ParallelVisitorBuilder<'s> for ListerFactory<'s> {
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Lister {
+            root: self.root.to_path_buf(),
+            abort: self.abort,
+            shared: self.shared,
+            local: Listing::default(),
+        })
+    }
+}
+
+/// One walker thread's share of the listing, merged when the thread ends.
+struct Lister<'s> {
+    root: PathBuf,
+    abort: &'s AbortSignal,
+    shared: &'s Mutex<Listing>,
+    local: Listing,
+}
+
+impl ParallelVisitor for Lister<'_> {
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        if self.abort.is_aborted() {
+            return WalkState::Quit;
+        }
+        match entry {
+            Ok(entry) if is_reportable_file(&entry) => self
+                .local
+                .keys
+                .push(path_key(&self.root, entry.path()).to_vec()),
+            Ok(_) => {}
+            Err(_) => self.local.unreadable += 1,
+        }
+        WalkState::Continue
+    }
+}
+
+impl Drop for Lister<'_> {
+    fn drop(&mut self) {
+        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
+        shared.keys.append(&mut self.local.keys);
+        shared.unreadable += self.local.unreadable;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_is_a_hidden_glob() {
+        let (glob, find) = (GlobTool::default(), FindTool::default());
+        assert!(glob.spec().model_advertised);
+        assert!(!find.spec().model_advertised);
+        assert_eq!(glob.spec().input_schema, find.spec().input_schema);
+        assert_eq!(find.spec().name, "find");
+        assert_eq!(find.spec().side_effect, SideEffect::ReadOnly);
+    }
+}

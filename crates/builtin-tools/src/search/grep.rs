@@ -1,0 +1,311 @@
+//! `grep`: search file contents with a regular expression, by ripgrep's rules.
+
+use super::cursor::QueryId;
+use super::lines::MAX_LINE_BYTES;
+use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageReport, fill};
+use super::scan::{self, GrepJob, GrepScan, Hit};
+use super::walk::{SearchRoot, parallel_walker};
+use crate::{Failure, Outcome, OutputLimits, finish, parse_args, schema_for};
+use async_trait::async_trait;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use kun_ports::{SideEffect, Tool, ToolContext, ToolError, ToolPolicy, ToolResult, ToolSpec};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The tool's catalog name.
+const NAME: &str = "grep";
+
+/// At most this many context lines before and after a match.
+const MAX_CONTEXT: u32 = 20;
+
+const DESCRIPTION: &str = "Search file contents with a regular expression (Rust regex syntax, as ripgrep), or a \
+plain string with literal: true. Searches the workspace (or path) recursively by ripgrep's rules: hidden files, files \
+ignored by .gitignore/.ignore/.rgignore and binary files are skipped. Returns matching lines with path, line and \
+column, sorted by path then line, optionally with context lines; long results come in pages (pass next_cursor back \
+as cursor).";
+
+/// Arguments of `grep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct GrepArgs {
+    /// The regular expression to find (Rust regex syntax, as ripgrep), matched line by line.
+    pattern: String,
+    /// File or directory to search, relative to the workspace root (default: the whole workspace). Naming a hidden or ignored directory searches it.
+    #[serde(default)]
+    path: Option<String>,
+    /// Only search files matching this glob (gitignore syntax, as `rg -g`): `*.rs` matches file names at any depth, `src/**/*.ts` is matched against the workspace-relative path, `!*.min.js` excludes.
+    #[serde(default)]
+    glob: Option<String>,
+    /// Match without regard to case.
+    #[serde(default)]
+    ignore_case: Option<bool>,
+    /// Treat the pattern as a plain string: no regex metacharacters.
+    #[serde(default)]
+    literal: Option<bool>,
+    /// Lines of context to show before and after each match (0 to 20).
+    #[serde(default)]
+    #[schemars(range(max = 20))]
+    context: Option<u32>,
+    /// At most this many matches on this page.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    limit: Option<u64>,
+    /// The next_cursor of the previous page, to get the next one (same other arguments).
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+/// The `grep` tool: regex search over file contents, in process on ripgrep's crates.
+///
+/// Results are every matching line under the search path, sorted by path (component-wise, as
+/// `rg --sort path`) then line, paged by match count ([`OutputLimits::max_lines`]) and output
+/// size ([`OutputLimits::max_bytes`]); `total` is always the exact number of matching lines.
+///
+/// ```
+/// use kun_builtin_tools::search::GrepTool;
+/// use kun_builtin_tools::testing::TestWorkspace;
+/// use kun_ports::Tool;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let ws = TestWorkspace::new();
+/// ws.write("src/lib.rs", "fn main() {}\n");
+/// let result = GrepTool::default()
+///     .execute(serde_json::json!({"pattern": "fn \\w+"}), ws.tool_context("call-1"))
+///     .await
+///     .unwrap();
+/// assert_eq!(result.output["matches"][0]["path"], "src/lib.rs");
+/// assert_eq!(result.output["total"], 1);
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct GrepTool {
+    spec: ToolSpec,
+    limits: OutputLimits,
+}
+
+impl Default for GrepTool {
+    fn default() -> Self {
+        Self::new(OutputLimits::default())
+    }
+}
+
+impl GrepTool {
+    /// A `grep` whose pages hold at most `limits.max_lines` matches and `limits.max_bytes` of
+    /// output.
+    #[must_use]
+    pub fn new(limits: OutputLimits) -> Self {
+        let spec = ToolSpec::new(NAME, DESCRIPTION, schema_for::<GrepArgs>())
+            .with_policy(ToolPolicy::Auto)
+            .with_side_effect(SideEffect::ReadOnly);
+        Self { spec, limits }
+    }
+
+    async fn run(&self, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
+        let args: GrepArgs = parse_args(NAME, arguments)?;
+        let ignore_case = args.ignore_case.unwrap_or(false);
+        let literal = args.literal.unwrap_or(false);
+        let context = args.context.unwrap_or(0).min(MAX_CONTEXT);
+        let matcher = build_matcher(&args.pattern, ignore_case, literal)?;
+        let root = SearchRoot::resolve(ctx, args.path.as_deref())?;
+        let id = QueryId::of(&json!({
+            "tool": NAME,
+            "pattern": args.pattern,
+            "root": root.display,
+            "glob": args.glob,
+            "ignore_case": ignore_case,
+            "literal": literal,
+            "context": context,
+        }));
+        let offset = id.offset(args.cursor.as_deref())?;
+        let budget = PageBudget::new(args.limit, self.limits);
+        let walker = parallel_walker(&root, args.glob.as_deref())?;
+        let job = GrepJob {
+            root: root.walk_root.clone(),
+            matcher,
+            context: context as usize,
+            window: offset.saturating_add(budget.limit),
+            abort: ctx.turn.abort.clone(),
+        };
+        let scan = tokio::task::spawn_blocking(move || scan::grep(walker, &job))
+            .await
+            .map_err(|err| Failure::new(format!("the search stopped unexpectedly: {err}")))?;
+        if scan.aborted {
+            return Err(Failure::new("the search was aborted with the turn"));
+        }
+        render(&scan, &root, offset, budget, &id)
+    }
+}
+
+#[async_trait]
+impl Tool for GrepTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn execute<'a>(
+        &self,
+        arguments: Value,
+        ctx: ToolContext<'a>,
+    ) -> Result<ToolResult, ToolError> {
+        Ok(finish(self.run(arguments, &ctx).await))
+    }
+}
+
+/// The matcher `rg` builds for a pattern (see [`super::scan`]).
+fn build_matcher(pattern: &str, ignore_case: bool, literal: bool) -> Result<RegexMatcher, Failure> {
+    if pattern.is_empty() {
+        return Err(Failure::invalid(
+            "pattern is empty; pass the text or regular expression to search for",
+        ));
+    }
+    RegexMatcherBuilder::new()
+        .multi_line(true)
+        .unicode(true)
+        .octal(false)
+        .fixed_strings(literal)
+        .case_insensitive(ignore_case)
+        .line_terminator(Some(b'\n'))
+        .dot_matches_new_line(false)
+        .ban_byte(Some(b'\x00'))
+        .build(pattern)
+        .map_err(|err| {
+            Failure::invalid(format!(
+                "invalid regular expression: {err}\nEscape regex metacharacters with \\, or pass literal: true to \
+                 search for the plain text."
+            ))
+            .with("pattern", pattern)
+        })
+}
+
+/// One match as the model sees it.
+#[derive(Debug, Serialize)]
+struct MatchOut<'a> {
+    path: String,
+    line: u64,
+    column: usize,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    context_before: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    context_after: Vec<&'a str>,
+}
+
+impl<'a> MatchOut<'a> {
+    fn new(path: String, hit: &'a Hit) -> Self {
+        Self {
+            path,
+            line: hit.line,
+            column: hit.column,
+            text: &hit.text.text,
+            context_before: hit.before.iter().map(|line| line.text.as_str()).collect(),
+            context_after: hit.after.iter().map(|line| line.text.as_str()).collect(),
+        }
+    }
+
+    fn estimated_bytes(&self) -> usize {
+        let context: usize = self
+            .context_before
+            .iter()
+            .chain(&self.context_after)
+            .map(|line| line.len() + 4)
+            .sum();
+        ENTRY_OVERHEAD_BYTES + self.path.len() + self.text.len() + context
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct GrepOutput<'a> {
+    matches: Vec<MatchOut<'a>>,
+    #[serde(flatten)]
+    page: super::page::PageFields,
+}
+
+fn render(
+    scan: &GrepScan,
+    root: &SearchRoot,
+    offset: usize,
+    budget: PageBudget,
+    id: &QueryId,
+) -> Outcome {
+    let entries = scan
+        .hits_from(offset)
+        .map(|(file, hit)| MatchOut::new(root.display_path(&file.key), hit));
+    let (matches, end) = fill(entries, MatchOut::estimated_bytes, budget);
+    let clipped = scan
+        .hits_from(offset)
+        .take(matches.len())
+        .any(|(_, hit)| hit.clipped());
+    let mut notes = Vec::new();
+    if clipped {
+        notes.push(format!(
+            "Lines longer than {MAX_LINE_BYTES} bytes are clipped around the match; read the file for the full line."
+        ));
+    }
+    if scan.binary_root {
+        notes.push(format!(
+            "{} looks like a binary file (it contains a NUL byte); it was not searched past that byte.",
+            root.display
+        ));
+    }
+    if scan.unreadable > 0 {
+        notes.push(format!(
+            "{} paths could not be read and were skipped.",
+            scan.unreadable
+        ));
+    }
+    let report = PageReport {
+        tool: NAME,
+        noun: "matches",
+        total: scan.total,
+        offset,
+        shown: matches.len(),
+        end,
+        budget,
+    };
+    let empty = "No matches. Hidden files, files ignored by .gitignore, .ignore or .rgignore, and binary files are \
+                 not searched; name a hidden or ignored directory in path to search inside it.";
+    let page = report.into_fields(id, empty, &notes, clipped);
+    serde_json::to_value(GrepOutput { matches, page })
+        .map_err(|err| Failure::new(format!("could not encode the matches: {err}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kun_ports::ErrorCode;
+
+    #[test]
+    fn matcher_errors_name_the_problem() {
+        let err = build_matcher("fn (", false, false).unwrap_err();
+        assert_eq!(err.code, Some(ErrorCode::InvalidArguments));
+        assert!(err.message.contains("unclosed group"), "{}", err.message);
+        assert!(build_matcher("fn (", false, true).is_ok());
+        assert!(build_matcher("", false, false).is_err());
+    }
+
+    #[test]
+    fn schema_lists_the_arguments() {
+        let tool = GrepTool::default();
+        let schema = &tool.spec().input_schema;
+        assert_eq!(schema["required"], json!(["pattern"]));
+        for key in [
+            "pattern",
+            "path",
+            "glob",
+            "ignoreCase",
+            "literal",
+            "context",
+            "limit",
+            "cursor",
+        ] {
+            assert!(
+                schema["properties"][key]["description"].is_string(),
+                "{key}: {schema}"
+            );
+        }
+        assert_eq!(schema["additionalProperties"], json!(false));
+        assert_eq!(tool.spec().policy, ToolPolicy::Auto);
+        assert_eq!(tool.spec().side_effect, SideEffect::ReadOnly);
+    }
+}

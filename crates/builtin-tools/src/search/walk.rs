@@ -1,0 +1,242 @@
+//! The walk shared by `grep` and `glob`: ripgrep's default filters, the search root, and the
+//! path order every result is sorted by.
+//!
+//! # Filters (what `rg` does with no flags, plus `--no-require-git`)
+//!
+//! | rule | setting |
+//! |---|---|
+//! | hidden files and directories (`.name`) | skipped |
+//! | `.gitignore`, `.git/info/exclude`, the global git excludes file | honoured, **also outside a git repository** |
+//! | `.ignore`, `.rgignore` | honoured |
+//! | ignore files in parent directories of the search root | honoured |
+//! | symbolic links | not followed, not searched |
+//! | binary files (a NUL byte) | skipped (see [`super::scan`]) |
+//! | the search root itself | never filtered: `path: ".github"` searches that hidden directory |
+//!
+//! A `glob` narrows the walk like `rg -g` run from the workspace root: gitignore syntax, where a
+//! pattern without `/` matches the file name at any depth, a pattern with `/` is matched against
+//! the workspace-relative path (the path the results show), and a leading `!` excludes. As in
+//! `rg`, a file the glob names explicitly is listed even when an ignore file excludes it
+//! (directories still follow the ignore rules).
+//!
+//! # Order
+//!
+//! Results are sorted by [`cmp_path_keys`]: component by component, bytewise, which is the
+//! order `rg --sort path` prints (`a/b` before `a-c`, because the directory `a` sorts before
+//! the file `a-c`).
+
+use crate::Failure;
+use ignore::overrides::OverrideBuilder;
+use ignore::{DirEntry, WalkBuilder, WalkParallel};
+use kun_ports::{PathAccess, ToolContext};
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+/// ripgrep never uses more than this many threads by default; neither do we.
+const MAX_THREADS: usize = 12;
+
+/// Where a search starts, resolved through the sandbox.
+#[derive(Debug, Clone)]
+pub(crate) struct SearchRoot {
+    /// The physical directory (or file) the walk starts at; checked by the sandbox.
+    pub(crate) walk_root: PathBuf,
+    /// The root as the results name it: workspace-relative, `/`-separated, `.` for the
+    /// workspace itself.
+    pub(crate) display: String,
+    /// The physical directory globs are anchored at: the workspace root as seen from
+    /// `walk_root` (the walk root itself when the search lies outside every workspace root).
+    pub(crate) glob_root: PathBuf,
+}
+
+impl SearchRoot {
+    /// Resolves the `path` argument (default `.`) for reading and checks that it exists.
+    ///
+    /// # Errors
+    /// The sandbox's error when the path escapes the workspace; `invalid_arguments` when it
+    /// does not exist.
+    pub(crate) fn resolve(ctx: &ToolContext<'_>, path: Option<&str>) -> Result<Self, Failure> {
+        let input = path.map(str::trim).filter(|p| !p.is_empty()).unwrap_or(".");
+        let resolved = ctx.resolve_path(input, PathAccess::Read)?;
+        if let Err(err) = std::fs::metadata(&resolved.physical) {
+            return Err(Failure::invalid(format!(
+                "cannot search {input}: {err}; pass a path inside the workspace that exists (ls shows what is there)"
+            ))
+            .with("path", input));
+        }
+        let glob_root = glob_root(
+            &resolved.physical,
+            &resolved.relative,
+            resolved.root.is_some(),
+        );
+        Ok(Self {
+            walk_root: resolved.physical,
+            display: resolved.relative,
+            glob_root,
+        })
+    }
+
+    /// The workspace-relative display path of a walk entry, given its [`path_key`].
+    pub(crate) fn display_path(&self, key: &[u8]) -> String {
+        let inner = String::from_utf8_lossy(key);
+        match (self.display.as_str(), inner.is_empty()) {
+            (_, true) => self.display.clone(),
+            (".", false) => inner.into_owned(),
+            (prefix, false) => format!("{}/{inner}", prefix.trim_end_matches('/')),
+        }
+    }
+}
+
+/// The workspace root as an ancestor of `walk_root`: `walk_root` with the components of the
+/// workspace-relative path `relative` taken off its end.
+fn glob_root(walk_root: &Path, relative: &str, in_workspace: bool) -> PathBuf {
+    if !in_workspace || relative == "." {
+        return walk_root.to_path_buf();
+    }
+    let depth = relative
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .count();
+    let mut root = walk_root;
+    for _ in 0..depth {
+        match root.parent() {
+            Some(parent) => root = parent,
+            None => return walk_root.to_path_buf(),
+        }
+    }
+    if walk_root.ends_with(relative) {
+        root.to_path_buf()
+    } else {
+        walk_root.to_path_buf()
+    }
+}
+
+/// A parallel walker over `root.walk_root` with ripgrep's default filters and an optional
+/// `rg -g` glob anchored at `root.glob_root`.
+///
+/// # Errors
+/// `invalid_arguments` with the glob parser's message when `glob` is not a valid glob.
+pub(crate) fn parallel_walker(
+    root: &SearchRoot,
+    glob: Option<&str>,
+) -> Result<WalkParallel, Failure> {
+    let mut builder = WalkBuilder::new(&root.walk_root);
+    builder
+        .hidden(true)
+        .parents(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .current_dir(&root.glob_root)
+        .threads(threads());
+    builder.add_custom_ignore_filename(".rgignore");
+    if let Some(glob) = glob {
+        builder.overrides(overrides(&root.glob_root, glob)?);
+    }
+    Ok(builder.build_parallel())
+}
+
+fn overrides(root: &Path, glob: &str) -> Result<ignore::overrides::Override, Failure> {
+    let invalid = |err: ignore::Error| {
+        Failure::invalid(format!(
+            "invalid glob {glob:?}: {err}; use gitignore-style globs such as *.rs, src/**/*.ts or !*.min.js"
+        ))
+        .with("glob", glob)
+    };
+    if glob.trim().is_empty() {
+        return Err(Failure::invalid(
+            "glob is empty; pass a pattern such as *.rs, or leave glob out",
+        )
+        .with("glob", glob));
+    }
+    let mut builder = OverrideBuilder::new(root);
+    builder.add(glob).map_err(invalid)?;
+    builder.build().map_err(invalid)
+}
+
+/// How many walker threads to use: the available parallelism, at most 12 (as ripgrep).
+pub(crate) fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_THREADS)
+}
+
+/// Whether a walk entry is a file to report: a regular file. Symbolic links are neither
+/// followed nor reported (the search root was already resolved to its physical path), and
+/// special files (FIFOs, devices) are never opened.
+pub(crate) fn is_reportable_file(entry: &DirEntry) -> bool {
+    entry
+        .file_type()
+        .is_some_and(|file_type| file_type.is_file())
+}
+
+/// The entry's path relative to the walk root, as raw bytes with `/` separators; empty for the
+/// root itself. Borrowed from the entry: no allocation.
+pub(crate) fn path_key<'e>(root: &Path, path: &'e Path) -> &'e [u8] {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .as_os_str()
+        .as_encoded_bytes()
+}
+
+/// The result order: component by component, each compared bytewise (`rg --sort path`).
+pub(crate) fn cmp_path_keys(a: &[u8], b: &[u8]) -> Ordering {
+    a.split(|&byte| byte == b'/')
+        .cmp(b.split(|&byte| byte == b'/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_sort_by_component() {
+        let mut keys: Vec<&[u8]> = vec![b"a-c", b"a/b", b"B", b"a", b"a/a/z", "é".as_bytes(), b"z"];
+        keys.sort_by(|a, b| cmp_path_keys(a, b));
+        let expected: Vec<&[u8]> = vec![b"B", b"a", b"a/a/z", b"a/b", b"a-c", b"z", "é".as_bytes()];
+        assert_eq!(keys, expected);
+    }
+
+    #[test]
+    fn display_paths_join_the_root() {
+        let root = |display: &str| SearchRoot {
+            walk_root: PathBuf::from("/w"),
+            display: display.to_owned(),
+            glob_root: PathBuf::from("/w"),
+        };
+        assert_eq!(root(".").display_path(b"src/a.rs"), "src/a.rs");
+        assert_eq!(root("src").display_path(b"a.rs"), "src/a.rs");
+        assert_eq!(root("src/a.rs").display_path(b""), "src/a.rs");
+    }
+
+    #[test]
+    fn globs_anchor_at_the_workspace_root() {
+        let walk = Path::new("/ws/src/nested");
+        assert_eq!(glob_root(walk, "src/nested", true), PathBuf::from("/ws"));
+        assert_eq!(glob_root(walk, ".", true), PathBuf::from("/ws/src/nested"));
+        assert_eq!(
+            glob_root(walk, "/elsewhere/nested", false),
+            PathBuf::from("/ws/src/nested")
+        );
+        // A root reached through a link whose name differs: anchor at the search root.
+        assert_eq!(
+            glob_root(walk, "link", true),
+            PathBuf::from("/ws/src/nested")
+        );
+    }
+
+    #[test]
+    fn bad_and_empty_globs_are_invalid_arguments() {
+        let dir = std::env::temp_dir();
+        let root = SearchRoot {
+            walk_root: dir.clone(),
+            display: ".".to_owned(),
+            glob_root: dir,
+        };
+        assert!(parallel_walker(&root, Some("[unclosed")).is_err());
+        assert!(parallel_walker(&root, Some("  ")).is_err());
+        assert!(parallel_walker(&root, Some("*.rs")).is_ok());
+    }
+}

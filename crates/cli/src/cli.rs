@@ -1,0 +1,102 @@
+//! The command line (fixed interface: scripts outside the project drive it).
+
+use clap::{Args, Parser, Subcommand};
+use kun_ports::{ApprovalPolicy, SandboxMode, ThreadMode};
+use std::path::PathBuf;
+
+/// kun-tools: the tool surface of a coding agent — a filtered catalog and a gated pipeline.
+#[derive(Debug, Parser)]
+#[command(name = "kun-tools", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the catalog the model would see, with its fingerprint and provider diagnostics.
+    Catalog(CatalogArgs),
+    /// Run one call (or a script of calls) through every gate.
+    Call(CallArgs),
+}
+
+fn parse_mode<T: std::str::FromStr>(value: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    value.parse::<T>().map_err(|err| err.to_string())
+}
+
+/// Flags shared by every command that builds a catalog.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// The workspace root.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: PathBuf,
+    /// A configuration file applied after the user and workspace ones.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Sandbox mode: read-only | workspace-write | danger-full-access | external-sandbox.
+    #[arg(long, value_name = "MODE", value_parser = parse_mode::<SandboxMode>)]
+    pub sandbox: Option<SandboxMode>,
+    /// Approval policy: always | on-request | suggest | untrusted | never | auto.
+    #[arg(long, value_name = "POLICY", value_parser = parse_mode::<ApprovalPolicy>)]
+    pub approval: Option<ApprovalPolicy>,
+    /// Thread mode: agent | plan.
+    #[arg(long, value_name = "MODE", value_parser = parse_mode::<ThreadMode>)]
+    pub mode: Option<ThreadMode>,
+    /// Only these tools (comma-separated).
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub allow_tools: Option<Vec<String>>,
+    /// Never these tools (comma-separated).
+    #[arg(long, value_name = "a,b", value_delimiter = ',')]
+    pub deny_tools: Option<Vec<String>>,
+}
+
+/// `kun-tools catalog`.
+#[derive(Debug, Args)]
+pub struct CatalogArgs {
+    /// Shared flags.
+    #[command(flatten)]
+    pub common: Common,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `kun-tools call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// Shared flags.
+    #[command(flatten)]
+    pub common: Common,
+    /// Approve every prompt.
+    #[arg(long, conflicts_with = "no")]
+    pub yes: bool,
+    /// Deny every prompt.
+    #[arg(long)]
+    pub no: bool,
+    /// Run JSON lines `{"tool": …, "arguments": …}` from FILE (`-` for stdin), one turn each.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["tool", "arguments"])]
+    pub script: Option<PathBuf>,
+    /// The thread id (read-before-edit and the ledger are per thread).
+    #[arg(long, default_value = "cli")]
+    pub thread: String,
+    /// The turn id (default: unique per run, so separate runs never replay each other).
+    #[arg(long)]
+    pub turn: Option<String>,
+    /// The call id (with --thread and --turn it identifies the operation in the ledger).
+    #[arg(long)]
+    pub call_id: Option<String>,
+    /// The operation ledger file (default: one per workspace under the user state directory).
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+    /// The tool to call.
+    #[arg(required_unless_present = "script")]
+    pub tool: Option<String>,
+    /// Its arguments as a JSON object.
+    #[arg(required_unless_present = "script")]
+    pub arguments: Option<String>,
+}

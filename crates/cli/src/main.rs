@@ -1,0 +1,70 @@
+//! `kun-tools`: the tool surface of kun-rs from the command line.
+//!
+//! * `kun-tools catalog --workspace DIR [--json]` — what the model would see.
+//! * `kun-tools call --workspace DIR [--yes|--no] TOOL ARGS_JSON` — one call through all gates.
+//! * `kun-tools call --workspace DIR --script FILE` — JSON lines, one turn each.
+//!
+//! Exit codes: 0 when a call produced a result (error results included), 1 when a call was
+//! refused with an `Err` (unknown or unadvertised tool, a `never` tool, an abort), 2 for usage
+//! or configuration errors.
+
+mod call;
+mod catalog;
+mod cli;
+mod setup;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every call produced a result.
+    Done,
+    /// A call was refused (`Err`).
+    Refused,
+    /// Usage or configuration error.
+    Usage,
+}
+
+impl From<Outcome> for ExitCode {
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Done => Self::SUCCESS,
+            Outcome::Refused => Self::from(1),
+            Outcome::Usage => Self::from(2),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    setup::init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("kun-tools: cannot start the async runtime: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            cli::Command::Catalog(args) => catalog::run(args),
+            cli::Command::Call(args) => call::run(args).await,
+        }
+    });
+    outcome.into()
+}

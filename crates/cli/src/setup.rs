@@ -1,0 +1,42 @@
+//! Shared start-up: logging, configuration and assembly.
+
+use crate::cli::Common;
+use kun_composition::{AssembleOptions, Assembly, ConfigPaths, Overrides, Settings};
+use std::path::PathBuf;
+
+/// Logs go to stderr (stdout belongs to results and to the MCP protocol); `RUST_LOG` filters.
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// The workspace as an absolute path, or a usage error.
+pub fn workspace(common: &Common) -> Result<PathBuf, String> {
+    let path = &common.workspace;
+    let absolute = std::path::absolute(path)
+        .map_err(|err| format!("--workspace {}: {err}", path.display()))?;
+    if !absolute.is_dir() {
+        return Err(format!("--workspace {}: not a directory", path.display()));
+    }
+    Ok(absolute)
+}
+
+/// Loads configuration and assembles the host; errors are printed as usage errors.
+pub fn assemble(common: &Common, options: AssembleOptions) -> Result<Assembly, String> {
+    let workspace = workspace(common)?;
+    let overrides = Overrides {
+        sandbox: common.sandbox,
+        approval: common.approval,
+        mode: common.mode,
+        approval_fallback: None,
+        allow_tools: common.allow_tools.clone(),
+        deny_tools: common.deny_tools.clone(),
+    };
+    let paths = ConfigPaths::standard(&workspace, common.config.clone());
+    let settings = Settings::load(&paths, &overrides).map_err(|err| err.to_string())?;
+    kun_composition::assemble(settings, options).map_err(|err| err.to_string())
+}

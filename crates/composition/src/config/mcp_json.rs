@@ -1,0 +1,63 @@
+//! `.mcp.json` at the workspace root: its `mcpServers` entries.
+
+use super::{ConfigError, McpServerEntry, TrustScope};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Deserialize)]
+struct McpJson {
+    #[serde(rename = "mcpServers", default)]
+    mcp_servers: BTreeMap<String, McpJsonServer>,
+}
+
+#[derive(Deserialize)]
+struct McpJsonServer {
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<std::path::PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(rename = "type")]
+    transport: Option<String>,
+}
+
+/// Reads `.mcp.json`; servers it names are workspace-scoped (trusted only where the user says).
+///
+/// # Errors
+/// When the file exists but is not valid.
+pub fn read_mcp_json(path: &Path) -> Result<BTreeMap<String, McpServerEntry>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(err) => return Err(ConfigError::file(path, format!("cannot read: {err}"))),
+    };
+    let parsed: McpJson = serde_json::from_str(&text).map_err(|err| ConfigError {
+        file: path.to_path_buf(),
+        line: Some(err.line()),
+        key: None,
+        message: err.to_string(),
+    })?;
+    Ok(parsed
+        .mcp_servers
+        .into_iter()
+        .map(|(name, s)| {
+            let entry = McpServerEntry {
+                command: s.command,
+                args: s.args,
+                env: s.env,
+                cwd: s.cwd,
+                url: s.url,
+                headers: s.headers,
+                transport: s.transport,
+                trust_scope: TrustScope::Workspace,
+                ..McpServerEntry::default()
+            };
+            (name, entry)
+        })
+        .collect())
+}
