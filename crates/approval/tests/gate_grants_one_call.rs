@@ -23,15 +23,30 @@ async fn compound_commands_are_approved_one_call_at_a_time() {
         let mut asked = 0;
         while let Some(pending) = inbox.recv().await {
             asked += 1;
-            pending.respond(if asked == 1 { ApprovalDecision::AllowForSession } else { ApprovalDecision::deny("second ask") });
+            pending.respond(if asked == 1 {
+                ApprovalDecision::AllowForSession
+            } else {
+                ApprovalDecision::deny("second ask")
+            });
         }
         asked
     });
-    let first = gate.request_approval(&request(1, GrantKey::one_call_only("bash"))).await;
+    let first = gate
+        .request_approval(&request(1, GrantKey::one_call_only("bash")))
+        .await;
     assert_eq!(first, ApprovalDecision::AllowForSession);
-    assert!(gate.grants().is_empty(), "no grant may be recorded for an unscoped command");
-    let second = gate.request_approval(&request(2, GrantKey::one_call_only("bash"))).await;
-    assert_eq!(second, ApprovalDecision::deny("second ask"), "the second compound command must be asked again");
+    assert!(
+        gate.grants().is_empty(),
+        "no grant may be recorded for an unscoped command"
+    );
+    let second = gate
+        .request_approval(&request(2, GrantKey::one_call_only("bash")))
+        .await;
+    assert_eq!(
+        second,
+        ApprovalDecision::deny("second ask"),
+        "the second compound command must be asked again"
+    );
     drop(gate);
     assert_eq!(answers.await.unwrap(), 2);
 }

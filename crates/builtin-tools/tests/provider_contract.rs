@@ -1,9 +1,17 @@
 //! The built-in provider honours the provider contract, in every preset.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
 
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, Preset};
 use kun_ports::testkit::tool_provider_contract;
-use kun_ports::{CommandConfinement, ConfinementError, ConfinementScope, ConfinementTier, Delegable, ToolProvider};
+use kun_ports::{
+    CommandConfinement, ConfinementError, ConfinementScope, ConfinementTier, Delegable,
+    ToolProvider,
+};
 use std::sync::Arc;
 
 struct Unconfined;
@@ -12,7 +20,11 @@ impl CommandConfinement for Unconfined {
     fn tier(&self) -> ConfinementTier {
         ConfinementTier::None
     }
-    fn confine(&self, _: &mut std::process::Command, _: &ConfinementScope) -> Result<(), ConfinementError> {
+    fn confine(
+        &self,
+        _: &mut std::process::Command,
+        _: &ConfinementScope,
+    ) -> Result<(), ConfinementError> {
         Ok(())
     }
 }
@@ -24,7 +36,11 @@ fn provider(preset: Preset) -> BuiltinProvider {
 }
 
 fn names(provider: &BuiltinProvider) -> Vec<String> {
-    let mut names: Vec<String> = provider.tools().iter().map(|t| t.spec().name.clone()).collect();
+    let mut names: Vec<String> = provider
+        .tools()
+        .iter()
+        .map(|t| t.spec().name.clone())
+        .collect();
     names.sort();
     names
 }
@@ -38,19 +54,47 @@ fn every_preset_honours_the_contract() {
 
 #[test]
 fn presets_hold_the_spec_tools() {
-    assert_eq!(names(&provider(Preset::Coding)), ["bash", "edit", "read", "write"]);
+    assert_eq!(
+        names(&provider(Preset::Coding)),
+        ["bash", "edit", "read", "write"]
+    );
     assert_eq!(
         names(&provider(Preset::ReadOnly)),
-        ["find", "git_inspect", "glob", "grep", "ls", "read", "repo_map"]
+        [
+            "find",
+            "git_inspect",
+            "glob",
+            "grep",
+            "ls",
+            "read",
+            "repo_map"
+        ]
     );
     let full = names(&provider(Preset::Full));
     for tool in [
-        "background_shell", "bash", "edit", "find", "git_inspect", "glob", "grep", "ls", "lsp", "read", "repo_map",
-        "verify_changes", "write",
+        "background_shell",
+        "bash",
+        "edit",
+        "find",
+        "git_inspect",
+        "glob",
+        "grep",
+        "ls",
+        "lsp",
+        "read",
+        "repo_map",
+        "verify_changes",
+        "write",
     ] {
-        assert!(full.contains(&tool.to_owned()), "{tool} missing from the full preset");
+        assert!(
+            full.contains(&tool.to_owned()),
+            "{tool} missing from the full preset"
+        );
     }
-    assert!(!full.contains(&"send_im_attachment".to_owned()), "listed only with an IM bridge");
+    assert!(
+        !full.contains(&"send_im_attachment".to_owned()),
+        "listed only with an IM bridge"
+    );
 }
 
 #[test]
@@ -68,15 +112,36 @@ fn kinds_and_policies_follow_the_spec_table() {
         ("edit", K::FileChange, P::OnRequest, S::Unknown, true),
         ("write", K::FileChange, P::OnRequest, S::Unknown, true),
         ("bash", K::CommandExecution, P::OnRequest, S::Unknown, true),
-        ("background_shell", K::CommandExecution, P::OnRequest, S::Unknown, true),
-        ("verify_changes", K::CommandExecution, P::OnRequest, S::Unknown, true),
+        (
+            "background_shell",
+            K::CommandExecution,
+            P::OnRequest,
+            S::Unknown,
+            true,
+        ),
+        (
+            "verify_changes",
+            K::CommandExecution,
+            P::OnRequest,
+            S::Unknown,
+            true,
+        ),
     ];
     let full = provider(Preset::Full);
     let tools = full.tools();
     for (name, kind, policy, side_effect, advertised) in expected {
-        let spec = tools.iter().map(|t| t.spec()).find(|s| s.name == *name).unwrap();
+        let spec = tools
+            .iter()
+            .map(|t| t.spec())
+            .find(|s| s.name == *name)
+            .unwrap();
         assert_eq!(
-            (spec.kind, spec.policy, spec.side_effect, spec.model_advertised),
+            (
+                spec.kind,
+                spec.policy,
+                spec.side_effect,
+                spec.model_advertised
+            ),
             (*kind, *policy, *side_effect, *advertised),
             "{name}"
         );

@@ -104,19 +104,31 @@ impl GrantKey {
     /// A grant of the whole tool.
     #[must_use]
     pub fn tool(tool_name: impl Into<String>) -> Self {
-        Self { tool_name: tool_name.into(), scope: None, session_grantable: true }
+        Self {
+            tool_name: tool_name.into(),
+            scope: None,
+            session_grantable: true,
+        }
     }
 
     /// A grant of one command prefix of a tool.
     #[must_use]
     pub fn scoped(tool_name: impl Into<String>, scope: impl Into<String>) -> Self {
-        Self { tool_name: tool_name.into(), scope: Some(scope.into()), session_grantable: true }
+        Self {
+            tool_name: tool_name.into(),
+            scope: Some(scope.into()),
+            session_grantable: true,
+        }
     }
 
     /// A key no session grant may cover (approvals allow one call at a time).
     #[must_use]
     pub fn one_call_only(tool_name: impl Into<String>) -> Self {
-        Self { tool_name: tool_name.into(), scope: None, session_grantable: false }
+        Self {
+            tool_name: tool_name.into(),
+            scope: None,
+            session_grantable: false,
+        }
     }
 }
 

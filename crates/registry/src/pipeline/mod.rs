@@ -19,8 +19,8 @@ use crate::snapshot::RegistrySnapshot;
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use kun_ports::{
-    AbortStage, ArtifactStore, ErrorCode, HookRunner, HostError, NameSet, OperationLedger, ReadTracker,
-    ToolCall, ToolDescriptor, ToolHost, ToolHostContext, ToolResult,
+    AbortStage, ArtifactStore, ErrorCode, HookRunner, HostError, NameSet, OperationLedger,
+    ReadTracker, ToolCall, ToolDescriptor, ToolHost, ToolHostContext, ToolResult,
 };
 use serde_json::Value;
 use std::fmt;
@@ -183,7 +183,12 @@ impl Host {
         };
         let target = match forwarded {
             Ok(target) => target,
-            Err(message) => return Ok(ControlFlow::Break(ToolResult::failure(ErrorCode::InvalidArguments, message))),
+            Err(message) => {
+                return Ok(ControlFlow::Break(ToolResult::failure(
+                    ErrorCode::InvalidArguments,
+                    message,
+                )));
+            }
         };
         let call = ToolCall {
             call_id: call.call_id,
@@ -194,8 +199,14 @@ impl Host {
         };
         let tool = self.resolve(turn, &call, ctx)?;
         if tool.tool.forward(&call.arguments).is_some() {
-            let message = format!("{} is itself a gateway; name the tool to run directly", call.tool_name);
-            return Ok(ControlFlow::Break(ToolResult::failure(ErrorCode::InvalidArguments, message)));
+            let message = format!(
+                "{} is itself a gateway; name the tool to run directly",
+                call.tool_name
+            );
+            return Ok(ControlFlow::Break(ToolResult::failure(
+                ErrorCode::InvalidArguments,
+                message,
+            )));
         }
         Ok(ControlFlow::Continue((tool, call)))
     }
