@@ -1,6 +1,11 @@
 //! The host as `kun-composition` wires it — real sandbox, hook engine, journal ledger and
 //! read tracker — honours the tool-host contract.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
 
 use kun_hooks::HookEngine;
 use kun_ports::testkit::tool_host_contract;
@@ -17,7 +22,9 @@ async fn the_composed_host_honours_the_contract() {
     let journal = state.path().join("ledger.jsonl");
     tool_host_contract(|providers: Vec<Arc<dyn ToolProvider>>| {
         let sandbox = Arc::new(WorkspaceSandbox::for_confinement(&NoConfinement));
-        let registry = Arc::new(CapabilityRegistry::with_providers(CatalogFilters::new(sandbox), providers).unwrap());
+        let registry = Arc::new(
+            CapabilityRegistry::with_providers(CatalogFilters::new(sandbox), providers).unwrap(),
+        );
         let host = Host::builder(registry)
             .hooks(Arc::new(HookEngine::builder().build().unwrap()))
             .ledger(Arc::new(JournalLedger::open(journal.clone()).unwrap()))
