@@ -152,7 +152,6 @@ pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly
 
 impl Assembly {
     /// A turn context with the settings applied (workspace, sandbox, approval, mode, lists).
-    #[must_use]
     pub fn context(&self, thread_id: &str, turn_id: &str) -> ToolHostContextBuilder {
         let s = &self.settings;
         let lists = ToolLists {
