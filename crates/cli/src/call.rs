@@ -160,10 +160,8 @@ fn approver(args: &CallArgs, stdin_taken: bool) -> Arc<dyn ApprovalGate> {
     if args.no {
         return Arc::new(Gate::deny_all("denied with --no"));
     }
-    if !stdin_taken {
-        if let Some(terminal) = TerminalApprover::stdio_if_terminal() {
-            return Arc::new(Gate::new(terminal));
-        }
+    if !stdin_taken && let Some(terminal) = TerminalApprover::stdio_if_terminal() {
+        return Arc::new(Gate::new(terminal));
     }
     Arc::new(Gate::deny_all(
         "nobody can be asked: stdin is not a terminal; pass --yes or --no",
