@@ -1,6 +1,11 @@
 //! `lsp` against a real language server: python-lsp-server (`pylsp`), which `.ci/run`
 //! installs with pinned versions into `target/ci-venv`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
 
 use kun_builtin_tools::lsp::{LspConfig, LspServerConfig, LspTool};
 use kun_builtin_tools::testing::TestWorkspace;

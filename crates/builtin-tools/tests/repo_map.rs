@@ -1,5 +1,10 @@
 //! repo_map on small fixture projects in Rust, Python, TypeScript and Go.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
 
 use kun_builtin_tools::repo_map::RepoMapTool;
 use kun_builtin_tools::testing::TestWorkspace;

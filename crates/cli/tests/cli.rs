@@ -1,5 +1,10 @@
 //! `kun-tools catalog` and `kun-tools call` as scripts outside the project drive them.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
 
 use serde_json::{Value, json};
 use std::path::PathBuf;

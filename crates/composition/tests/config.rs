@@ -1,5 +1,10 @@
 //! Configuration layers, precedence, provenance and errors that name file, line and key.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
 
 use kun_composition::config::{ApprovalFallback, ConfigPaths, Overrides, Settings, Source};
 use kun_ports::{ApprovalPolicy, HookPhase, SandboxMode, ThreadMode};
