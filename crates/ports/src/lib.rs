@@ -9,7 +9,7 @@
 //!   [`SandboxPolicy`], [`CommandConfinement`], [`OperationLedger`], [`ReadTracker`],
 //!   [`ArtifactStore`], [`MemoryStore`], [`ChildAgentRunner`], [`UserInputChannel`],
 //!   [`ImBridge`], [`ComputerBackend`], [`WebSearchBackend`], [`MediaBackend`].
-//! * With feature `testkit`: a contract-test suite per port ([`testkit`]) and `mockall`
+//! * With feature `testkit`: a contract-test suite per port (module `testkit`) and `mockall`
 //!   mocks (`MockToolHost`, `MockApprovalGate`, …).
 //!
 //! This crate does no I/O.
