@@ -1,7 +1,9 @@
 //! The command line (fixed interface: scripts outside the project drive it).
 
 use clap::{Args, Parser, Subcommand};
+use kun_composition::config::ApprovalFallback;
 use kun_ports::{ApprovalPolicy, SandboxMode, ThreadMode};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// kun-tools: the tool surface of a coding agent — a filtered catalog and a gated pipeline.
@@ -20,6 +22,11 @@ pub enum Command {
     Catalog(CatalogArgs),
     /// Run one call (or a script of calls) through every gate.
     Call(CallArgs),
+    /// Serve the gated tool surface as an MCP server (stdio, or streamable HTTP with --http).
+    Serve(ServeArgs),
+    /// Show the effective configuration and where each value came from, the providers, the
+    /// configuration errors and the command confinement tier.
+    Doctor(DoctorArgs),
 }
 
 fn parse_mode<T: std::str::FromStr>(value: &str) -> Result<T, String>
@@ -27,6 +34,14 @@ where
     T::Err: std::fmt::Display,
 {
     value.parse::<T>().map_err(|err| err.to_string())
+}
+
+fn parse_fallback(value: &str) -> Result<ApprovalFallback, String> {
+    match value {
+        "deny" => Ok(ApprovalFallback::Deny),
+        "allow" => Ok(ApprovalFallback::Allow),
+        other => Err(format!("`{other}` is not a fallback; use deny or allow")),
+    }
 }
 
 /// Flags shared by every command that builds a catalog.
@@ -99,4 +114,61 @@ pub struct CallArgs {
     /// Its arguments as a JSON object.
     #[arg(required_unless_present = "script")]
     pub arguments: Option<String>,
+}
+
+/// `kun-tools serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Shared flags.
+    #[command(flatten)]
+    pub common: Common,
+    /// What an approval becomes when the client cannot be asked (no elicitation): deny | allow.
+    #[arg(long, value_name = "deny|allow", value_parser = parse_fallback)]
+    pub approval_fallback: Option<ApprovalFallback>,
+    /// Serve streamable HTTP on this address (at /mcp) instead of stdio. Loopback only unless
+    /// KUN_TOKEN is set, in which case every request must carry `Authorization: Bearer <token>`.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+}
+
+/// `kun-tools doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The workspace root.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub workspace: PathBuf,
+    /// A configuration file applied after the user and workspace ones.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Sandbox mode: read-only | workspace-write | danger-full-access | external-sandbox.
+    #[arg(long, value_name = "MODE", value_parser = parse_mode::<SandboxMode>)]
+    pub sandbox: Option<SandboxMode>,
+    /// Approval policy: always | on-request | suggest | untrusted | never | auto.
+    #[arg(long, value_name = "POLICY", value_parser = parse_mode::<ApprovalPolicy>)]
+    pub approval: Option<ApprovalPolicy>,
+    /// Thread mode: agent | plan.
+    #[arg(long, value_name = "MODE", value_parser = parse_mode::<ThreadMode>)]
+    pub mode: Option<ThreadMode>,
+    /// What an approval becomes when the client cannot be asked: deny | allow.
+    #[arg(long, value_name = "deny|allow", value_parser = parse_fallback)]
+    pub approval_fallback: Option<ApprovalFallback>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl DoctorArgs {
+    /// The flags as the shared set (no tool lists).
+    #[must_use]
+    pub fn common(&self) -> Common {
+        Common {
+            workspace: self.workspace.clone(),
+            config: self.config.clone(),
+            sandbox: self.sandbox,
+            approval: self.approval,
+            mode: self.mode,
+            allow_tools: None,
+            deny_tools: None,
+        }
+    }
 }

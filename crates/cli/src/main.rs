@@ -3,14 +3,20 @@
 //! * `kun-tools catalog --workspace DIR [--json]` — what the model would see.
 //! * `kun-tools call --workspace DIR [--yes|--no] TOOL ARGS_JSON` — one call through all gates.
 //! * `kun-tools call --workspace DIR --script FILE` — JSON lines, one turn each.
+//! * `kun-tools serve --workspace DIR [--http ADDR]` — the MCP server (see [`serve`]).
+//! * `kun-tools doctor [--workspace DIR] [--json]` — configuration, providers, confinement.
 //!
 //! Exit codes: 0 when a call produced a result (error results included), 1 when a call was
 //! refused with an `Err` (unknown or unadvertised tool, a `never` tool, an abort), 2 for usage
-//! or configuration errors.
+//! or configuration errors. `serve` exits 0 when the client disconnects or a signal stops it,
+//! 1 when serving failed (a failed handshake, an address in use), 2 for usage or
+//! configuration errors. `doctor` exits 0 when every configuration file is valid, 1 otherwise.
 
 mod call;
 mod catalog;
 mod cli;
+mod doctor;
+mod serve;
 mod setup;
 
 use clap::Parser;
@@ -64,7 +70,11 @@ fn main() -> ExitCode {
         match cli.command {
             cli::Command::Catalog(args) => catalog::run(args),
             cli::Command::Call(args) => call::run(args).await,
+            cli::Command::Serve(args) => serve::run(args).await,
+            cli::Command::Doctor(args) => doctor::run(&args),
         }
     });
+    // A stdio read still pending in the blocking pool must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     outcome.into()
 }

@@ -1,6 +1,7 @@
 //! Shared start-up: logging, configuration and assembly.
 
 use crate::cli::Common;
+use kun_composition::config::ApprovalFallback;
 use kun_composition::{AssembleOptions, Assembly, ConfigPaths, Overrides, Settings};
 use std::path::PathBuf;
 
@@ -10,6 +11,7 @@ pub fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
 }
@@ -25,18 +27,54 @@ pub fn workspace(common: &Common) -> Result<PathBuf, String> {
     Ok(absolute)
 }
 
-/// Loads configuration and assembles the host; errors are printed as usage errors.
-pub fn assemble(common: &Common, options: AssembleOptions) -> Result<Assembly, String> {
+/// Where the configuration comes from and the flags that override it.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    /// The configuration files.
+    pub paths: ConfigPaths,
+    /// The command-line layer.
+    pub overrides: Overrides,
+}
+
+/// The configuration sources for these flags.
+pub fn sources(common: &Common, fallback: Option<ApprovalFallback>) -> Result<Sources, String> {
     let workspace = workspace(common)?;
     let overrides = Overrides {
         sandbox: common.sandbox,
         approval: common.approval,
         mode: common.mode,
-        approval_fallback: None,
+        approval_fallback: fallback,
         allow_tools: common.allow_tools.clone(),
         deny_tools: common.deny_tools.clone(),
     };
     let paths = ConfigPaths::standard(&workspace, common.config.clone());
+    Ok(Sources { paths, overrides })
+}
+
+/// Loaded configuration with its sources.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The configuration files.
+    pub paths: ConfigPaths,
+    /// The command-line layer.
+    pub overrides: Overrides,
+    /// The effective settings.
+    pub settings: Settings,
+}
+
+/// Loads every layer for these flags.
+pub fn load(common: &Common, fallback: Option<ApprovalFallback>) -> Result<Loaded, String> {
+    let Sources { paths, overrides } = sources(common, fallback)?;
     let settings = Settings::load(&paths, &overrides).map_err(|err| err.to_string())?;
-    kun_composition::assemble(settings, options).map_err(|err| err.to_string())
+    Ok(Loaded {
+        paths,
+        overrides,
+        settings,
+    })
+}
+
+/// Loads configuration and assembles the host; errors are printed as usage errors.
+pub fn assemble(common: &Common, options: AssembleOptions) -> Result<Assembly, String> {
+    let loaded = load(common, None)?;
+    kun_composition::assemble(loaded.settings, options).map_err(|err| err.to_string())
 }

@@ -466,3 +466,108 @@ fn killed_mid_tool_then_same_call_is_outcome_unknown() {
     let fresh = env.run(&other);
     assert_eq!(stdout_json(&fresh)["is_error"], false);
 }
+
+#[test]
+fn doctor_reports_sources_providers_and_confinement() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.ws().join(".kun")).unwrap();
+    std::fs::write(
+        env.ws().join(".kun/config.toml"),
+        "approval = \"untrusted\"\n[tools]\ndeny = [\"bash\"]\n",
+    )
+    .unwrap();
+    let ws = env.ws_arg();
+    let out = env.run(&[
+        "doctor",
+        "--workspace",
+        &ws,
+        "--sandbox",
+        "read-only",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = stdout_json(&out);
+    assert_eq!(report["errors"], json!([]));
+    let effective = report["effective"].as_array().unwrap();
+    let entry = |key: &str| {
+        effective
+            .iter()
+            .find(|v| v["key"] == key)
+            .unwrap_or_else(|| panic!("{key} missing: {report}"))
+            .clone()
+    };
+    assert_eq!(entry("sandbox")["value"], "read-only");
+    assert_eq!(entry("sandbox")["source"]["layer"], "command_line");
+    assert_eq!(entry("approval")["value"], "untrusted");
+    assert_eq!(entry("approval")["source"]["layer"], "workspace");
+    assert_eq!(entry("mode")["source"]["layer"], "default");
+    assert_eq!(entry("tools.deny")["value"], json!(["bash"]));
+    assert_eq!(report["providers"][0]["id"], "builtin");
+    assert_eq!(report["providers"][0]["available"], true);
+    assert!(report["confinement"]["tier"].is_string(), "{report}");
+    assert!(report["confinement"]["reason"].is_string(), "{report}");
+    assert_eq!(report["catalog"]["fingerprint"].as_str().unwrap().len(), 64);
+
+    let text = env.run(&["doctor", "--workspace", &ws]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("configuration errors: none") && text.contains("command confinement:"),
+        "{text}"
+    );
+    assert!(text.contains("workspace config"), "{text}");
+}
+
+#[test]
+fn doctor_lists_every_configuration_error() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.ws().join(".kun")).unwrap();
+    std::fs::write(
+        env.ws().join(".kun/config.toml"),
+        "sandbox = \"wide-open\"\n",
+    )
+    .unwrap();
+    std::fs::write(env.ws().join(".mcp.json"), "{\"mcpServers\": [}").unwrap();
+    let flag = env.dir.path().join("flag.toml");
+    std::fs::write(&flag, "[limits]\nmax_output_lines = 0\n").unwrap();
+    let ws = env.ws_arg();
+    let out = env.run(&[
+        "doctor",
+        "--workspace",
+        &ws,
+        "--config",
+        flag.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout_json(&out);
+    let errors = report["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 3, "{report}");
+    let texts: Vec<&str> = errors.iter().map(|e| e["text"].as_str().unwrap()).collect();
+    assert!(texts[0].contains(".mcp.json:1"), "{texts:?}");
+    assert!(texts[1].contains("config.toml:1: `sandbox`"), "{texts:?}");
+    assert!(
+        texts[2].contains("flag.toml:2: `limits.max_output_lines`"),
+        "{texts:?}"
+    );
+    assert_eq!(report["effective"], Value::Null);
+    // Providers and confinement are still reported (those of the defaults).
+    assert_eq!(report["providers"][0]["id"], "builtin");
+    let text = env.run(&[
+        "doctor",
+        "--workspace",
+        &ws,
+        "--config",
+        flag.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("configuration errors: 3"), "{text}");
+    assert!(
+        text.contains("unavailable until the errors above are fixed"),
+        "{text}"
+    );
+}

@@ -5,8 +5,8 @@ use crate::config::Settings;
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
 use kun_ports::{
-    ImBridge, LedgerError, OperationLedger, ToolHostContext, ToolHostContextBuilder, ToolLists,
-    ToolProvider,
+    ImBridge, LedgerError, OperationLedger, ReadTracker, ToolHostContext, ToolHostContextBuilder,
+    ToolLists, ToolProvider,
 };
 use kun_registry::ledger::{InMemoryLedger, JournalLedger, LedgerBounds};
 use kun_registry::read_tracker::InMemoryReadTracker;
@@ -22,9 +22,12 @@ use std::time::Duration;
 /// Where the operation ledger lives.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum LedgerChoice {
-    /// In memory: replays within this process only.
+    /// In memory: replays within this process only (default bounds).
     #[default]
     InMemory,
+    /// In memory with these bounds (a front end that never repeats a call id across turns,
+    /// such as `serve`, needs only a short replay window).
+    Bounded(LedgerBounds),
     /// An append-only journal file: survives crashes (`tool_outcome_unknown` after a kill).
     Journal(PathBuf),
 }
@@ -73,6 +76,19 @@ pub struct Assembly {
     pub host: Arc<Host>,
     /// The OS confinement tier commands run under.
     pub capabilities: SandboxCapabilities,
+    /// State that outlives a configuration reload (see [`Assembly::reassemble`]).
+    kept: Kept,
+}
+
+/// What a reload keeps: the ledger, the read tracker (read-before-edit survives), the IM
+/// bridge, and the built-in provider while its limits are unchanged (so background shells
+/// survive too).
+#[derive(Clone)]
+struct Kept {
+    ledger: Arc<dyn OperationLedger>,
+    read_tracker: Arc<dyn ReadTracker>,
+    im_bridge: Option<Arc<dyn ImBridge>>,
+    builtin: Arc<BuiltinProvider>,
 }
 
 impl std::fmt::Debug for Assembly {
@@ -89,12 +105,30 @@ impl std::fmt::Debug for Assembly {
 /// When hooks, the ledger or the providers cannot be set up.
 pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly, AssembleError> {
     let capabilities = SandboxCapabilities::probe();
-    let confinement = capabilities.confinement();
-    let sandbox = Arc::new(WorkspaceSandbox::for_confinement(confinement.as_ref()));
-    let mut filters = CatalogFilters::new(sandbox.clone());
-    if let Some(names) = &settings.tools.plan_allow {
-        filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));
-    }
+    let ledger: Arc<dyn OperationLedger> = match &options.ledger {
+        LedgerChoice::InMemory => Arc::new(InMemoryLedger::new(LedgerBounds::default())),
+        LedgerChoice::Bounded(bounds) => Arc::new(InMemoryLedger::new(*bounds)),
+        LedgerChoice::Journal(path) => Arc::new(JournalLedger::open(path.clone())?),
+    };
+    let read_tracker = Arc::new(InMemoryReadTracker::with_normaliser(|text: &str| {
+        kun_builtin_tools::fs::normalize_for_fuzzy_match(text)
+    }));
+    let builtin = builtin_provider(&settings, &capabilities, options.im_bridge.clone());
+    let kept = Kept {
+        ledger,
+        read_tracker,
+        im_bridge: options.im_bridge,
+        builtin,
+    };
+    wire(settings, capabilities, kept)
+}
+
+/// The built-in provider for these limits.
+fn builtin_provider(
+    settings: &Settings,
+    capabilities: &SandboxCapabilities,
+    im_bridge: Option<Arc<dyn ImBridge>>,
+) -> Arc<BuiltinProvider> {
     let defaults = OutputLimits::default();
     let limits = OutputLimits::new(
         settings
@@ -106,16 +140,33 @@ pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly
             .max_output_bytes
             .map_or(defaults.max_bytes, |n| n as usize),
     );
-    let mut builtin_options = BuiltinOptions::new(confinement);
+    let mut builtin_options = BuiltinOptions::new(capabilities.confinement());
     builtin_options.limits = limits;
     builtin_options.bash_timeout = Duration::from_secs(u64::from(
-        settings.limits.bash_timeout_seconds.unwrap_or(900),
+        settings
+            .limits
+            .bash_timeout_seconds
+            .unwrap_or(crate::config::DEFAULT_BASH_TIMEOUT_SECONDS),
     ));
-    builtin_options.im_bridge = options.im_bridge;
-    let builtin = Arc::new(BuiltinProvider::new(builtin_options));
-    let main_providers: Vec<Arc<dyn ToolProvider>> = vec![builtin.clone()];
+    builtin_options.im_bridge = im_bridge;
+    Arc::new(BuiltinProvider::new(builtin_options))
+}
+
+/// Settings and kept state → registries, hooks and host.
+fn wire(
+    settings: Settings,
+    capabilities: SandboxCapabilities,
+    kept: Kept,
+) -> Result<Assembly, AssembleError> {
+    let confinement = capabilities.confinement();
+    let sandbox = Arc::new(WorkspaceSandbox::for_confinement(confinement.as_ref()));
+    let mut filters = CatalogFilters::new(sandbox);
+    if let Some(names) = &settings.tools.plan_allow {
+        filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));
+    }
+    let main_providers: Vec<Arc<dyn ToolProvider>> = vec![kept.builtin.clone()];
     let mut child = ChildRegistryBuilder::default();
-    child.add(builtin);
+    child.add(Arc::clone(&kept.builtin));
     let registry = Arc::new(CapabilityRegistry::with_providers(
         filters.clone(),
         main_providers,
@@ -129,17 +180,10 @@ pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly
         .builtin(BuiltinHook::DesignQuality)
         .build()
         .map_err(|err| AssembleError::Hooks(err.to_string()))?;
-    let ledger: Arc<dyn OperationLedger> = match &options.ledger {
-        LedgerChoice::InMemory => Arc::new(InMemoryLedger::new(LedgerBounds::default())),
-        LedgerChoice::Journal(path) => Arc::new(JournalLedger::open(path.clone())?),
-    };
-    let tracker = InMemoryReadTracker::with_normaliser(|text: &str| {
-        kun_builtin_tools::fs::normalize_for_fuzzy_match(text)
-    });
     let host = Host::builder(Arc::clone(&registry))
         .hooks(Arc::new(hooks))
-        .ledger(ledger)
-        .read_tracker(Arc::new(tracker))
+        .ledger(Arc::clone(&kept.ledger))
+        .read_tracker(Arc::clone(&kept.read_tracker))
         .build();
     Ok(Assembly {
         settings,
@@ -147,10 +191,28 @@ pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly
         child_registry,
         host: Arc::new(host),
         capabilities,
+        kept,
     })
 }
 
 impl Assembly {
+    /// A new assembly for reloaded `settings` that keeps this one's state: the ledger, the
+    /// read tracker (a thread's reads still count for read-before-edit), the IM bridge and
+    /// the probed confinement tier. The built-in provider is kept while the `[limits]` are
+    /// unchanged (background shells keep running) and rebuilt otherwise. Registries, filters
+    /// (the plan whitelist), hooks and host are new: turns already running keep the old
+    /// assembly they hold.
+    ///
+    /// # Errors
+    /// When the new hooks or providers cannot be set up; `self` is unchanged either way.
+    pub fn reassemble(&self, settings: Settings) -> Result<Self, AssembleError> {
+        let mut kept = self.kept.clone();
+        if settings.limits != self.settings.limits {
+            kept.builtin = builtin_provider(&settings, &self.capabilities, kept.im_bridge.clone());
+        }
+        wire(settings, self.capabilities.clone(), kept)
+    }
+
     /// A turn context with the settings applied (workspace, sandbox, approval, mode, lists).
     pub fn context(&self, thread_id: &str, turn_id: &str) -> ToolHostContextBuilder {
         let s = &self.settings;

@@ -3,12 +3,22 @@
 //! The assembly root: the only crate that knows every concern crate. It reads the
 //! configuration ([`config`]), and wires the main registry, the child registry and the host.
 //! It wires; it does not decide — every decision lives in the concern crates.
+//!
+//! * [`Settings::load`] reads four layers (user, workspace, `--config`, flags) plus
+//!   `.mcp.json`; errors name file, line and key; [`Settings::check`] reports every bad file
+//!   at once and [`Settings::effective`] says where each value came from.
+//! * [`assemble`] builds an [`Assembly`]: main and child registries, hooks and host.
+//! * [`Assembly::reassemble`] applies reloaded settings and keeps what must survive a reload
+//!   (the ledger, the read tracker, the confinement probe, and the built-in provider while the
+//!   limits are unchanged).
 
 mod assemble;
 mod child;
 pub mod config;
+mod mcp;
 
 pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assemble};
 
 pub use child::ChildRegistryBuilder;
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
+pub use mcp::{McpAttachment, attach_mcp, search_settings, server_config, server_configs};

@@ -209,3 +209,126 @@ fn missing_explicit_config_is_an_error() {
     assert_eq!(err.file, layers.flag_file());
     assert!(err.message.contains("cannot read"), "{err}");
 }
+
+/// Every kind of bad file, in every layer, names its file, line and key.
+#[test]
+fn bad_files_in_every_layer_name_file_line_and_key() {
+    let cases: [(&str, usize, &str); 6] = [
+        (
+            "mode = \"agent\"\napproval = \"sometimes\"\n",
+            2,
+            "approval",
+        ),
+        (
+            "[limits]\nmax_output_bytes = -1\n",
+            2,
+            "limits.max_output_bytes",
+        ),
+        ("[tools]\nallow = \"read\"\n", 2, "tools.allow"),
+        (
+            "[mcp_servers.time]\ncommand = \"uvx\"\ntrust_scope = \"everyone\"\n",
+            3,
+            "mcp_servers.time.trust_scope",
+        ),
+        (
+            "[mcp_servers.time]\ncomand = \"uvx\"\n",
+            2,
+            "mcp_servers.time.comand",
+        ),
+        ("approval_fallback = \"ask\"\n", 1, "approval_fallback"),
+    ];
+    for (text, line, key) in cases {
+        for layer in ["user", "workspace", "flag"] {
+            let layers = Layers::new();
+            let path = match layer {
+                "user" => layers.user_file(),
+                "workspace" => layers.ws_file(),
+                _ => layers.flag_file(),
+            };
+            layers.write(&path, text);
+            let err =
+                Settings::load(&layers.paths(layer == "flag"), &Overrides::default()).unwrap_err();
+            assert_eq!(err.file, path, "{layer}: {err}");
+            assert_eq!(err.line, Some(line), "{layer}: {err}");
+            assert_eq!(err.key.as_deref(), Some(key), "{layer}: {err}");
+            let shown = err.to_string();
+            assert!(
+                shown.contains(&format!(":{line}: `{key}`")),
+                "{layer}: {shown}"
+            );
+        }
+    }
+}
+
+#[test]
+fn check_reports_every_bad_file_at_once() {
+    let layers = Layers::new();
+    layers.write(&layers.user_file(), "sandbox = \"nope\"\n");
+    layers.write(&layers.ws_file(), "[tools]\ndeny = [\"bash\"]\n");
+    layers.write(&layers.flag_file(), "\n[limits]\nmax_output_lines = 0\n");
+    layers.write(&layers.ws().join(".mcp.json"), "{\"mcpServers\": 3}");
+    let errors = Settings::check(&layers.paths(true));
+    let files: Vec<PathBuf> = errors.iter().map(|e| e.file.clone()).collect();
+    assert_eq!(
+        files,
+        [
+            layers.ws().join(".mcp.json"),
+            layers.user_file(),
+            layers.flag_file()
+        ],
+        "{errors:?}"
+    );
+    assert_eq!(errors[2].line, Some(3));
+    assert_eq!(errors[2].key.as_deref(), Some("limits.max_output_lines"));
+
+    let clean = Layers::new();
+    clean.write(&clean.ws_file(), "approval = \"auto\"\n");
+    assert!(Settings::check(&clean.paths(false)).is_empty());
+    let missing = Settings::check(&clean.paths(true));
+    assert_eq!(missing.len(), 1);
+    assert_eq!(missing[0].file, clean.flag_file());
+}
+
+#[test]
+fn effective_values_say_where_they_came_from() {
+    let layers = Layers::new();
+    layers.write(&layers.user_file(), "[limits]\nmax_output_lines = 10\n");
+    layers.write(
+        &layers.ws_file(),
+        "approval = \"untrusted\"\n[[hooks.PostToolUse]]\nmatcher = \".*\"\nhooks = [{ type = \"command\", command = \"./audit.sh\" }]\n[mcp_servers.time]\ncommand = \"uvx\"\n",
+    );
+    let overrides = Overrides {
+        approval_fallback: Some(ApprovalFallback::Allow),
+        ..Overrides::default()
+    };
+    let s = Settings::load(&layers.paths(false), &overrides).unwrap();
+    let effective = s.effective();
+    let find = |key: &str| {
+        effective
+            .iter()
+            .find(|v| v.key == key)
+            .unwrap_or_else(|| panic!("{key} missing"))
+            .clone()
+    };
+    assert_eq!(find("sandbox").value, "workspace-write");
+    assert_eq!(find("sandbox").source, Source::Default);
+    assert_eq!(find("approval").value, "untrusted");
+    assert_eq!(find("approval").source, Source::Workspace(layers.ws_file()));
+    assert_eq!(find("approval_fallback").value, "allow");
+    assert_eq!(find("approval_fallback").source, Source::CommandLine);
+    assert_eq!(find("limits.max_output_lines").value, 10);
+    assert_eq!(
+        find("limits.max_output_lines").source,
+        Source::User(layers.user_file())
+    );
+    assert_eq!(find("limits.max_output_bytes").value, 51_200);
+    assert_eq!(find("limits.bash_timeout_seconds").value, 900);
+    assert_eq!(
+        find("hooks").value,
+        serde_json::json!({"PostToolUse": [{"matcher": ".*", "hooks": ["./audit.sh"]}]})
+    );
+    assert_eq!(find("mcp_servers.time").value["command"], "uvx");
+    let keys: Vec<&str> = effective.iter().map(|v| v.key.as_str()).collect();
+    assert_eq!(keys.first(), Some(&"sandbox"));
+    assert_eq!(keys.last(), Some(&"mcp_servers.time"));
+}

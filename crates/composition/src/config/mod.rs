@@ -6,10 +6,12 @@
 //!
 //! Unknown keys and bad values are errors naming the file, the line and the key.
 
+mod effective;
 mod error;
 mod file;
 mod mcp_json;
 
+pub use effective::{DEFAULT_BASH_TIMEOUT_SECONDS, EffectiveValue};
 pub use error::ConfigError;
 pub use file::{
     ApprovalFallback, ConfigFile, LimitsTable, McpServerEntry, McpTable, ToolsTable, TrustScope,
@@ -71,6 +73,26 @@ pub struct Overrides {
     pub deny_tools: Option<Vec<String>>,
 }
 
+/// Whether a configuration file must exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    /// A missing file is an empty layer.
+    Optional,
+    /// A missing file is an error (the `--config` file).
+    Required,
+}
+
+/// One TOML layer: where it counts, its file, and whether the file must exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    /// The layer.
+    pub source: Source,
+    /// Its file.
+    pub path: PathBuf,
+    /// Whether the file must exist.
+    pub presence: Presence,
+}
+
 /// Where to look for configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigPaths {
@@ -103,6 +125,33 @@ impl ConfigPaths {
     #[must_use]
     pub fn workspace_file(&self) -> PathBuf {
         self.workspace.join(".kun").join("config.toml")
+    }
+
+    /// The TOML layers, earliest first. Only the `--config` file must exist.
+    #[must_use]
+    pub fn layers(&self) -> Vec<Layer> {
+        let mut layers = Vec::with_capacity(3);
+        if let Some(user) = &self.user {
+            layers.push(Layer {
+                source: Source::User(user.clone()),
+                path: user.clone(),
+                presence: Presence::Optional,
+            });
+        }
+        let workspace = self.workspace_file();
+        layers.push(Layer {
+            source: Source::Workspace(workspace.clone()),
+            path: workspace,
+            presence: Presence::Optional,
+        });
+        if let Some(explicit) = &self.explicit {
+            layers.push(Layer {
+                source: Source::ConfigFlag(explicit.clone()),
+                path: explicit.clone(),
+                presence: Presence::Required,
+            });
+        }
+        layers
     }
 
     /// Every file that configures this workspace (for reload watching).
@@ -176,19 +225,9 @@ impl Settings {
             );
             settings.mcp_servers.insert(name, entry);
         }
-        let layers = [
-            paths.user.clone().map(Source::User),
-            Some(Source::Workspace(paths.workspace_file())),
-            paths.explicit.clone().map(Source::ConfigFlag),
-        ];
-        for source in layers.into_iter().flatten() {
-            let (Source::User(path) | Source::Workspace(path) | Source::ConfigFlag(path)) = &source
-            else {
-                continue;
-            };
-            let required = matches!(source, Source::ConfigFlag(_));
-            if let Some((file, text)) = read_file(path, required)? {
-                settings.apply(file, &text, path, &source)?;
+        for layer in paths.layers() {
+            if let Some((file, text)) = read_file(&layer.path, layer.presence)? {
+                settings.apply(file, &text, &layer.path, &layer.source)?;
             }
         }
         settings.apply_overrides(overrides);
@@ -320,10 +359,14 @@ fn merge<T>(slot: &mut Option<T>, value: Option<T>) {
     }
 }
 
-fn read_file(path: &Path, required: bool) -> Result<Option<(ConfigFile, String)>, ConfigError> {
+fn read_file(path: &Path, presence: Presence) -> Result<Option<(ConfigFile, String)>, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !required => return Ok(None),
+        Err(err)
+            if err.kind() == std::io::ErrorKind::NotFound && presence == Presence::Optional =>
+        {
+            return Ok(None);
+        }
         Err(err) => {
             return Err(ConfigError::file(
                 path,

@@ -1,0 +1,333 @@
+//! Benchmark (not a test): `kun-tools serve` round trips against the official filesystem MCP
+//! server (`@modelcontextprotocol/server-filesystem`, pinned in .ci/install-bench.sh), same
+//! client (rmcp), same tree, one run, calls interleaved; then the resident memory of `serve`
+//! idle with the built-in catalog.
+//!
+//! `cargo xtask bench serve` (or `cargo run --release -p kun-cli --example bench_serve --
+//! [--iterations N]`). The filesystem server is looked up in
+//! `target/ci-node/bench/node_modules/.bin/mcp-server-filesystem` (installed by
+//! `.ci/install-bench.sh`) or `$KUN_BENCH_FS_SERVER`; without
+//! it only our figures are printed.
+//!
+//! Operations: `read` of a small file (theirs: `read_text_file`); `glob` of `**/*.rs` over
+//! 500 files (theirs: `search_files`); `grep` of a regex over the same files (the filesystem
+//! server has no content search, so there is no anchor for it).
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use std::error::Error;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+type Client = RunningService<RoleClient, ()>;
+type Fallible<T> = Result<T, Box<dyn Error>>;
+
+const DIRS: usize = 20;
+const FILES_PER_DIR: usize = 25;
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Fallible<()> {
+    let iterations = iterations()?;
+    let scratch = tempfile::tempdir()?;
+    let tree = scratch.path().join("tree");
+    build_tree(&tree)?;
+    let kun = kun_tools_binary()?;
+
+    let (ours, ours_pid) = connect(kun_command(&kun, &tree, scratch.path())).await?;
+    let theirs = match filesystem_server() {
+        Some(server) => {
+            let mut cmd = tokio::process::Command::new(server);
+            cmd.arg(&tree);
+            Some(connect(cmd).await?)
+        }
+        None => None,
+    };
+
+    let glob_count = |output: &Value| output["files"].as_array().map_or(0, Vec::len);
+    let cases: [(&str, Call, Option<Call>); 3] = [
+        (
+            "read (small file)",
+            Call::new("read", json!({"path": "small.txt"})),
+            Some(Call::new(
+                "read_text_file",
+                json!({"path": tree.join("small.txt")}),
+            )),
+        ),
+        (
+            "glob **/*.rs (500 files)",
+            Call::new("glob", json!({"pattern": "**/*.rs", "limit": 1000})),
+            Some(Call::new(
+                "search_files",
+                json!({"path": tree, "pattern": "**/*.rs"}),
+            )),
+        ),
+        (
+            "grep fn handle_1\\d (500 files)",
+            Call::new("grep", json!({"pattern": "fn handle_1\\d", "limit": 1000})),
+            None,
+        ),
+    ];
+
+    // Same answers before timing anything.
+    let our_glob = ours.call(&cases[1].1).await?;
+    let our_paths = glob_count(&our_glob);
+    if let (Some((theirs, _)), Some(their_call)) = (&theirs, &cases[1].2) {
+        let their_glob = theirs.call(their_call).await?;
+        let their_paths = their_glob["content"]
+            .as_str()
+            .map_or(0, |text| text.lines().count());
+        if their_paths != our_paths {
+            return Err(
+                format!("glob disagrees: ours {our_paths} paths, theirs {their_paths}").into(),
+            );
+        }
+    }
+
+    println!(
+        "serve round trips over stdio, rmcp client, {iterations} iterations after warm-up, calls interleaved"
+    );
+    println!(
+        "{:<30} {:>14} {:>14} {:>14} {:>12}",
+        "operation", "ours median", "ours p90", "theirs median", "ours/theirs"
+    );
+    for (name, our_call, their_call) in &cases {
+        let mut our_times = Vec::with_capacity(iterations);
+        let mut their_times = Vec::with_capacity(iterations);
+        for round in 0..iterations + iterations / 10 {
+            let warm = round >= iterations / 10;
+            let took = ours.time(our_call).await?;
+            if warm {
+                our_times.push(took);
+            }
+            if let (Some((theirs, _)), Some(call)) = (&theirs, their_call) {
+                let took = theirs.time(call).await?;
+                if warm {
+                    their_times.push(took);
+                }
+            }
+        }
+        let ours_median = percentile(&mut our_times, 50);
+        let ours_p90 = percentile(&mut our_times, 90);
+        let (theirs_text, ratio) = if their_times.is_empty() {
+            let why = if theirs.is_none() {
+                "not installed"
+            } else {
+                "no such tool"
+            };
+            (why.to_owned(), "n/a".to_owned())
+        } else {
+            let median = percentile(&mut their_times, 50);
+            (
+                micros(median),
+                format!("{:.2}x", ours_median.as_secs_f64() / median.as_secs_f64()),
+            )
+        };
+        println!(
+            "{name:<30} {:>14} {:>14} {theirs_text:>14} {ratio:>12}",
+            micros(ours_median),
+            micros(ours_p90)
+        );
+    }
+
+    // Idle memory: a fresh `serve`, initialised and listed once, then left alone.
+    let (idle, idle_pid) = connect(kun_command(&kun, &tree, scratch.path())).await?;
+    let tools = idle.client.list_all_tools().await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let ours_rss = rss_kib(idle_pid)?;
+    println!(
+        "\nidle resident memory: kun-tools serve {:.1} MiB ({} tools listed)",
+        kib_to_mib(ours_rss),
+        tools.len()
+    );
+    if let Some((_, their_pid)) = &theirs {
+        println!(
+            "                      filesystem server (node) {:.1} MiB after the run",
+            kib_to_mib(rss_kib(*their_pid)?)
+        );
+    } else {
+        println!(
+            "the filesystem server is not installed: run .ci/install-bench.sh (or set KUN_BENCH_FS_SERVER)"
+        );
+    }
+    println!(
+        "(kun-tools serve after the run: {:.1} MiB)",
+        kib_to_mib(rss_kib(ours_pid)?)
+    );
+
+    idle.client.cancel().await?;
+    ours.client.cancel().await?;
+    if let Some((theirs, _)) = theirs {
+        theirs.client.cancel().await?;
+    }
+    Ok(())
+}
+
+/// One tool call to repeat.
+struct Call {
+    tool: &'static str,
+    args: Value,
+}
+
+impl Call {
+    fn new(tool: &'static str, args: Value) -> Self {
+        Self { tool, args }
+    }
+
+    fn request(&self) -> CallToolRequestParams {
+        let arguments = match &self.args {
+            Value::Object(map) => map.clone(),
+            _ => serde_json::Map::new(),
+        };
+        CallToolRequestParams::new(self.tool).with_arguments(arguments)
+    }
+}
+
+/// A connected server.
+struct Server {
+    client: Client,
+}
+
+impl Server {
+    /// One call; its structured output (or the text as `{"content": …}`); errors are fatal.
+    async fn call(&self, call: &Call) -> Fallible<Value> {
+        let result: CallToolResult = self.client.call_tool(call.request()).await?;
+        if result.is_error == Some(true) {
+            return Err(format!("{} failed: {result:?}", call.tool).into());
+        }
+        Ok(result.structured_content.unwrap_or_else(|| {
+            let text = result
+                .content
+                .first()
+                .and_then(|c| c.as_text())
+                .map_or(String::new(), |t| t.text.clone());
+            json!({ "content": text })
+        }))
+    }
+
+    /// The wall time of one call.
+    async fn time(&self, call: &Call) -> Fallible<Duration> {
+        let request = call.request();
+        let start = Instant::now();
+        let result = self.client.call_tool(request).await?;
+        let took = start.elapsed();
+        if result.is_error == Some(true) {
+            return Err(format!("{} failed: {result:?}", call.tool).into());
+        }
+        Ok(took)
+    }
+}
+
+async fn connect(cmd: tokio::process::Command) -> Fallible<(Server, u32)> {
+    let transport = TokioChildProcess::new(cmd)?;
+    let pid = transport.id().ok_or("the server has no pid")?;
+    let client = ().serve(transport).await?;
+    Ok((Server { client }, pid))
+}
+
+fn kun_command(kun: &Path, tree: &Path, scratch: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(kun);
+    cmd.arg("serve")
+        .arg("--workspace")
+        .arg(tree)
+        .env("XDG_CONFIG_HOME", scratch.join("config"))
+        .env("XDG_STATE_HOME", scratch.join("state"))
+        .env_remove("RUST_LOG");
+    cmd
+}
+
+/// Builds `kun-tools` with the profile this example was built with, and returns its path.
+fn kun_tools_binary() -> Fallible<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("cannot locate the target directory")?;
+    let release = profile_dir
+        .file_name()
+        .is_some_and(|name| name == "release");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = std::process::Command::new(cargo);
+    build.args(["build", "--quiet", "-p", "kun-cli", "--bin", "kun-tools"]);
+    if release {
+        build.arg("--release");
+    }
+    let status = build.status()?;
+    if !status.success() {
+        return Err("building kun-tools failed".into());
+    }
+    Ok(profile_dir.join("kun-tools"))
+}
+
+fn filesystem_server() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("KUN_BENCH_FS_SERVER") {
+        return Some(PathBuf::from(path));
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/ci-node/bench/node_modules/.bin/mcp-server-filesystem");
+    path.exists().then_some(path)
+}
+
+/// 500 Rust-looking files in 20 directories and one small text file.
+fn build_tree(root: &Path) -> Fallible<()> {
+    std::fs::create_dir_all(root)?;
+    let small: String = (1..=40)
+        .map(|n| format!("line {n} of a small file\n"))
+        .collect();
+    std::fs::write(root.join("small.txt"), small)?;
+    for dir in 0..DIRS {
+        let path = root.join(format!("src/module_{dir:02}"));
+        std::fs::create_dir_all(&path)?;
+        for file in 0..FILES_PER_DIR {
+            let mut text = String::new();
+            for f in 0..12 {
+                let n = (dir * FILES_PER_DIR + file) * 12 + f;
+                text.push_str(&format!(
+                    "/// Handles case {n}.\npub fn handle_{n}(input: &str) -> usize {{\n    input.len() + {n}\n}}\n\n"
+                ));
+            }
+            std::fs::write(path.join(format!("file_{file:02}.rs")), text)?;
+        }
+    }
+    Ok(())
+}
+
+fn iterations() -> Fallible<usize> {
+    let mut args = std::env::args().skip(1);
+    let mut iterations = 200;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--iterations" => {
+                iterations = args.next().ok_or("--iterations needs a number")?.parse()?;
+            }
+            other => return Err(format!("unknown argument {other}; use --iterations N").into()),
+        }
+    }
+    Ok(iterations.max(1))
+}
+
+fn percentile(times: &mut [Duration], p: usize) -> Duration {
+    times.sort_unstable();
+    let index = (times.len() * p / 100).min(times.len().saturating_sub(1));
+    times.get(index).copied().unwrap_or_default()
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.0} µs", d.as_secs_f64() * 1e6)
+}
+
+fn rss_kib(pid: u32) -> Fallible<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| "no VmRSS in /proc/<pid>/status".into())
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn kib_to_mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}

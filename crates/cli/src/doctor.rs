@@ -1,0 +1,235 @@
+//! `kun-tools doctor`: what is configured, from where, and what is wrong.
+//!
+//! Reports, in order: the configuration files and whether each exists; every configuration
+//! error (each file is checked on its own, so all bad files show at once); the effective
+//! value of every key and the layer it came from; the providers and why any is unavailable;
+//! the catalog size and fingerprint; the command confinement tier and why. With errors, the
+//! providers and tier are those of the defaults, and the report says so.
+
+use crate::Outcome;
+use crate::cli::DoctorArgs;
+use crate::setup;
+use kun_composition::{AssembleOptions, Assembly, ConfigError, Settings, Source};
+use kun_registry::fingerprint_catalog;
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+
+/// Runs `doctor`: exit 0 when every configuration file is valid, 1 otherwise.
+pub fn run(args: &DoctorArgs) -> Outcome {
+    let sources = match setup::sources(&args.common(), args.approval_fallback) {
+        Ok(sources) => sources,
+        Err(err) => {
+            eprintln!("kun-tools: {err}");
+            return Outcome::Usage;
+        }
+    };
+    let errors = Settings::check(&sources.paths);
+    let loaded = if errors.is_empty() {
+        Settings::load(&sources.paths, &sources.overrides)
+    } else {
+        Err(errors[0].clone())
+    };
+    let (effective, settings) = match loaded {
+        Ok(settings) => (Some(settings.effective()), settings),
+        Err(_) => (None, Settings::defaults(&sources.paths.workspace)),
+    };
+    let report = match kun_composition::assemble(settings, AssembleOptions::default()) {
+        Ok(assembly) => report(&sources, &errors, effective, Some(&assembly)),
+        Err(err) => {
+            let mut report = report(&sources, &errors, effective, None);
+            report["assembly_error"] = json!(err.to_string());
+            report
+        }
+    };
+    if args.json {
+        println!("{report}");
+    } else {
+        print!("{}", text(&report));
+    }
+    if errors.is_empty() && report.get("assembly_error").is_none() {
+        Outcome::Done
+    } else {
+        Outcome::Refused
+    }
+}
+
+fn report(
+    sources: &setup::Sources,
+    errors: &[ConfigError],
+    effective: Option<Vec<kun_composition::config::EffectiveValue>>,
+    assembly: Option<&Assembly>,
+) -> Value {
+    let paths = &sources.paths;
+    let mut files: Vec<Value> = paths
+        .layers()
+        .into_iter()
+        .map(|layer| {
+            let path = &layer.path;
+            json!({"layer": layer_name(&layer.source), "path": path, "exists": path.is_file()})
+        })
+        .collect();
+    let mcp_json = paths.workspace.join(".mcp.json");
+    files.push(json!({"layer": ".mcp.json", "path": mcp_json, "exists": mcp_json.is_file()}));
+    let errors: Vec<Value> = errors
+        .iter()
+        .map(|err| {
+            json!({
+                "file": err.file,
+                "line": err.line,
+                "key": err.key,
+                "message": err.message,
+                "text": err.to_string(),
+            })
+        })
+        .collect();
+    let mut report = json!({
+        "workspace": paths.workspace,
+        "files": files,
+        "errors": errors,
+        "effective": effective,
+    });
+    if let Some(assembly) = assembly {
+        let providers: Vec<Value> = assembly
+            .registry
+            .diagnostics()
+            .into_iter()
+            .map(|p| {
+                json!({
+                    "id": p.id,
+                    "kind": p.kind,
+                    "enabled": p.policy.enabled,
+                    "available": p.policy.available,
+                    "reason": p.policy.reason,
+                    "tool_count": p.tool_count,
+                })
+            })
+            .collect();
+        let ctx = assembly.context("doctor", "doctor").build();
+        let fingerprint = fingerprint_catalog(&assembly.registry.list_tools(&ctx));
+        report["providers"] = json!(providers);
+        report["catalog"] =
+            json!({"tools": fingerprint.tool_count, "fingerprint": fingerprint.fingerprint});
+        report["confinement"] = json!({
+            "tier": assembly.capabilities.tier(),
+            "reason": assembly.capabilities.reason(),
+        });
+    }
+    report
+}
+
+fn layer_name(source: &Source) -> &'static str {
+    match source {
+        Source::Default => "default",
+        Source::User(_) => "user",
+        Source::Workspace(_) => "workspace",
+        Source::ConfigFlag(_) => "--config",
+        Source::CommandLine => "command line",
+        Source::McpJson(_) => ".mcp.json",
+    }
+}
+
+/// The report as text.
+fn text(report: &Value) -> String {
+    let mut out = String::new();
+    let str_of = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    let _ = writeln!(out, "workspace: {}", str_of(&report["workspace"]));
+    out.push_str("\nconfiguration files (later ones win):\n");
+    for file in report["files"].as_array().into_iter().flatten() {
+        let state = if file["exists"] == true {
+            ""
+        } else {
+            " (absent)"
+        };
+        let _ = writeln!(
+            out,
+            "  {:<10} {}{state}",
+            str_of(&file["layer"]),
+            str_of(&file["path"])
+        );
+    }
+    let errors = report["errors"].as_array().cloned().unwrap_or_default();
+    if errors.is_empty() {
+        out.push_str("\nconfiguration errors: none\n");
+    } else {
+        let _ = writeln!(out, "\nconfiguration errors: {}", errors.len());
+        for err in &errors {
+            let _ = writeln!(out, "  {}", str_of(&err["text"]));
+        }
+    }
+    match report["effective"].as_array() {
+        Some(values) => {
+            out.push_str("\neffective configuration:\n");
+            let width = values
+                .iter()
+                .filter_map(|v| v["key"].as_str())
+                .map(str::len)
+                .max()
+                .unwrap_or(0)
+                .min(32);
+            for value in values {
+                let source = describe_source(&value["source"]);
+                let _ = writeln!(
+                    out,
+                    "  {:<width$} = {}  ({source})",
+                    str_of(&value["key"]),
+                    value["value"]
+                );
+            }
+        }
+        None => out.push_str(
+            "\neffective configuration: unavailable until the errors above are fixed; \
+             providers and confinement below are those of the defaults\n",
+        ),
+    }
+    if let Some(err) = report.get("assembly_error") {
+        let _ = writeln!(out, "\nassembly failed: {}", str_of(err));
+    }
+    if let Some(providers) = report["providers"].as_array() {
+        out.push_str("\nproviders:\n");
+        for p in providers {
+            let state = match (p["enabled"].as_bool(), p["available"].as_bool()) {
+                (Some(false), _) => "disabled",
+                (_, Some(false)) => "unavailable",
+                _ => "ready",
+            };
+            let reason = p["reason"]
+                .as_str()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {} [{}]: {state}, {} tools{reason}",
+                str_of(&p["id"]),
+                str_of(&p["kind"]),
+                p["tool_count"]
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\ncatalog: {} tools, fingerprint {}",
+            report["catalog"]["tools"],
+            str_of(&report["catalog"]["fingerprint"])
+        );
+        let _ = writeln!(
+            out,
+            "command confinement: {} ({})",
+            str_of(&report["confinement"]["tier"]),
+            str_of(&report["confinement"]["reason"])
+        );
+    }
+    out
+}
+
+/// `{"layer": "workspace", "path": "…"}` → `workspace config …`.
+fn describe_source(source: &Value) -> String {
+    let layer = source["layer"].as_str().unwrap_or("default");
+    let path = source["path"].as_str();
+    match (layer, path) {
+        ("user", Some(path)) => format!("user config {path}"),
+        ("workspace", Some(path)) => format!("workspace config {path}"),
+        ("config_flag", Some(path)) => format!("--config {path}"),
+        ("mcp_json", Some(path)) => path.to_owned(),
+        ("command_line", _) => "command line".to_owned(),
+        _ => "default".to_owned(),
+    }
+}

@@ -1,0 +1,181 @@
+//! The assembly `serve` runs on, kept current while serving.
+//!
+//! Reloading: every [`POLL_PERIOD`] the configuration files (user, workspace, `--config`,
+//! `.mcp.json`) are stat-ed; when one's modification time or size changed (or appeared, or
+//! went), the four layers are loaded again and a new [`Assembly`] replaces the old one
+//! ([`Assembly::reassemble`] keeps the ledger, the read tracker and the confinement probe).
+//! `SIGHUP` forces a reload even when no file looks changed. A configuration that does not
+//! load is logged and changes nothing: the previous one keeps serving.
+//!
+//! After each poll the catalog fingerprint is recomputed (a reload, or a provider that came
+//! or went, changes it) and published on a [`watch`] channel that every session follows to
+//! send `notifications/tools/list_changed`.
+//!
+//! Invariant: a call holds the `Arc<Assembly>` it started with, so a reload never changes a
+//! running turn; the next `tools/call` uses the new assembly.
+
+use arc_swap::ArcSwap;
+use kun_composition::{Assembly, ConfigPaths, Overrides, Settings};
+use kun_registry::fingerprint_catalog;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// How often the configuration files are checked and the fingerprint recomputed.
+pub const POLL_PERIOD: Duration = Duration::from_secs(1);
+
+/// Why a refresh runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// The periodic check: reload only when a file looks changed.
+    Poll,
+    /// `SIGHUP`: reload whether or not a file looks changed.
+    Signal,
+}
+
+/// What a refresh did with the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reload {
+    /// No file changed (and no signal asked).
+    Unchanged,
+    /// The configuration was loaded again and is now in effect.
+    Applied,
+    /// The new configuration is bad; the previous one stays in effect.
+    Rejected(String),
+}
+
+/// A file's modification time and size, or `None` when it does not exist.
+type Stamp = Option<(SystemTime, u64)>;
+
+/// The live assembly, its configuration sources and the published fingerprint.
+pub struct Live {
+    paths: ConfigPaths,
+    overrides: Overrides,
+    current: ArcSwap<Assembly>,
+    stamps: Mutex<Vec<(PathBuf, Stamp)>>,
+    fingerprint: watch::Sender<String>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("paths", &self.paths)
+            .field("fingerprint", &*self.fingerprint.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Live {
+    /// Starts from an assembly built from `paths` and `overrides`.
+    #[must_use]
+    pub fn new(paths: ConfigPaths, overrides: Overrides, assembly: Assembly) -> Self {
+        let stamps = stamps(&paths);
+        let fingerprint = catalog_fingerprint(&assembly);
+        Self {
+            paths,
+            overrides,
+            current: ArcSwap::from_pointee(assembly),
+            stamps: Mutex::new(stamps),
+            fingerprint: watch::Sender::new(fingerprint),
+        }
+    }
+
+    /// The assembly in effect now.
+    #[must_use]
+    pub fn current(&self) -> Arc<Assembly> {
+        self.current.load_full()
+    }
+
+    /// Follows the catalog fingerprint.
+    #[must_use]
+    pub fn fingerprint(&self) -> watch::Receiver<String> {
+        self.fingerprint.subscribe()
+    }
+
+    /// Reloads the configuration if `trigger` asks for it, then republishes the fingerprint.
+    pub fn refresh(&self, trigger: Trigger) -> Reload {
+        let reload = self.reload(trigger);
+        match &reload {
+            Reload::Applied => tracing::info!("configuration reloaded"),
+            Reload::Rejected(err) => tracing::warn!(
+                "configuration not reloaded, the previous one stays in effect: {err}"
+            ),
+            Reload::Unchanged => {}
+        }
+        let fingerprint = catalog_fingerprint(&self.current());
+        self.fingerprint.send_if_modified(|published| {
+            if *published == fingerprint {
+                false
+            } else {
+                tracing::info!(%fingerprint, "catalog changed");
+                *published = fingerprint;
+                true
+            }
+        });
+        reload
+    }
+
+    fn reload(&self, trigger: Trigger) -> Reload {
+        let now = stamps(&self.paths);
+        {
+            let mut seen = self.stamps.lock().unwrap_or_else(PoisonError::into_inner);
+            if trigger == Trigger::Poll && *seen == now {
+                return Reload::Unchanged;
+            }
+            *seen = now;
+        }
+        let settings = match Settings::load(&self.paths, &self.overrides) {
+            Ok(settings) => settings,
+            Err(err) => return Reload::Rejected(err.to_string()),
+        };
+        match self.current().reassemble(settings) {
+            Ok(next) => {
+                self.current.store(Arc::new(next));
+                Reload::Applied
+            }
+            Err(err) => Reload::Rejected(err.to_string()),
+        }
+    }
+
+    /// Polls until `stop` fires.
+    pub async fn watch(self: Arc<Self>, stop: CancellationToken) {
+        let mut ticks = tokio::time::interval(POLL_PERIOD);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = ticks.tick() => {}
+            }
+            let live = Arc::clone(&self);
+            // Loading and listing touch the file system: keep them off the async workers.
+            if let Err(err) = tokio::task::spawn_blocking(move || live.refresh(Trigger::Poll)).await
+            {
+                tracing::warn!("configuration check failed: {err}");
+            }
+        }
+    }
+}
+
+fn stamps(paths: &ConfigPaths) -> Vec<(PathBuf, Stamp)> {
+    paths
+        .files()
+        .into_iter()
+        .map(|path| {
+            let stamp = std::fs::metadata(&path).ok().map(|meta| {
+                (
+                    meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                    meta.len(),
+                )
+            });
+            (path, stamp)
+        })
+        .collect()
+}
+
+/// The fingerprint of the catalog every session lists (the configured context).
+fn catalog_fingerprint(assembly: &Assembly) -> String {
+    let ctx = assembly.context("serve", "fingerprint").build();
+    fingerprint_catalog(&assembly.registry.list_tools(&ctx)).fingerprint
+}

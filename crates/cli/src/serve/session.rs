@@ -1,0 +1,196 @@
+//! One MCP session: a manual [`ServerHandler`] over the live assembly.
+//!
+//! * one session is one thread (`mcp-…`): read-before-edit and session grants are per
+//!   session;
+//! * each `tools/call` is one turn (`turn-1`, `turn-2`, …), run through the whole pipeline and
+//!   released when it ends;
+//! * `tools/list` is the catalog for the configured context, sorted by name;
+//! * approvals go to this session's client ([`ElicitationApprover`] inside one
+//!   [`Gate`], so grants and events are per session);
+//! * when the published catalog fingerprint changes, the session sends
+//!   `notifications/tools/list_changed` (until the session ends).
+
+use crate::serve::convert;
+use crate::serve::elicit::ElicitationApprover;
+use crate::serve::live::Live;
+use kun_approval::Gate;
+use kun_ports::{AbortSignal, ApprovalGate, ToolCall, ToolHost as _};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+/// What clients read about the server.
+const INSTRUCTIONS: &str = "kun-tools: a coding agent's tool surface. Every call passes three \
+    gates (sandbox, approval, hooks); a blocked call is an error result with a `code` saying \
+    why and what to do next. Read a file before editing it.";
+
+/// One MCP session.
+pub struct Session {
+    live: Arc<Live>,
+    thread_id: String,
+    turns: AtomicU64,
+    peer: Arc<OnceLock<Peer<RoleServer>>>,
+    gate: Arc<dyn ApprovalGate>,
+    /// Ends the list_changed follower when the session (this handler) is dropped.
+    follower: CancellationToken,
+    _end_follower: DropGuard,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("thread_id", &self.thread_id)
+            .field("turns", &self.turns)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A new session (a new thread) over `live`.
+    #[must_use]
+    pub fn new(live: Arc<Live>) -> Self {
+        let peer = Arc::new(OnceLock::new());
+        let approver = ElicitationApprover::new(Arc::clone(&peer), Arc::clone(&live));
+        let follower = CancellationToken::new();
+        Self {
+            thread_id: thread_id(),
+            turns: AtomicU64::new(0),
+            gate: Arc::new(Gate::new(approver)),
+            _end_follower: follower.clone().drop_guard(),
+            follower,
+            peer,
+            live,
+        }
+    }
+
+    /// Remembers the client; the first time, starts following the catalog fingerprint.
+    fn attach(&self, peer: &Peer<RoleServer>) {
+        if self.peer.set(peer.clone()).is_err() {
+            return;
+        }
+        let mut fingerprints = self.live.fingerprint();
+        fingerprints.mark_unchanged();
+        let stop = self.follower.clone();
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    changed = fingerprints.changed() => if changed.is_err() { return },
+                }
+                if let Err(err) = peer.notify_tool_list_changed().await {
+                    tracing::debug!("list_changed not delivered, session over: {err}");
+                    return;
+                }
+            }
+        });
+    }
+
+    fn next_turn(&self) -> String {
+        format!("turn-{}", self.turns.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        .with_server_info(Implementation::new("kun-tools", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    /// Only revisions with an `initialize` handshake: approvals are server-to-client
+    /// elicitation requests, which later revisions forbid.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(
+            &ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        self.attach(&context.peer);
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.attach(&context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let assembly = self.live.current();
+        let ctx = assembly.context(&self.thread_id, "tools-list").build();
+        let tools = assembly.registry.list_tools(&ctx);
+        Ok(ListToolsResult::with_all_items(
+            tools.iter().map(convert::mcp_tool).collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.attach(&context.peer);
+        let assembly = self.live.current();
+        let turn = self.next_turn();
+        let abort = AbortSignal::new();
+        let ctx = assembly
+            .context(&self.thread_id, &turn)
+            .approver(Arc::clone(&self.gate))
+            .abort(abort.clone())
+            .build();
+        let arguments = request
+            .arguments
+            .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
+        let call = ToolCall::new(format!("{turn}-call"), request.name.as_ref(), arguments);
+        tracing::debug!(thread = %self.thread_id, %turn, tool = %call.tool_name, "tools/call");
+        let run = assembly.host.execute(call, &ctx);
+        tokio::pin!(run);
+        let outcome = tokio::select! {
+            outcome = &mut run => outcome,
+            () = context.ct.cancelled() => {
+                abort.abort();
+                run.await
+            }
+        };
+        assembly.host.release_turn(&self.thread_id, &turn);
+        match outcome {
+            Ok(result) => Ok(convert::call_result(result).into()),
+            Err(err) => Err(convert::host_error(&err)),
+        }
+    }
+}
+
+/// `mcp-` and 12 hex digits, unique per session.
+fn thread_id() -> String {
+    static SESSIONS: AtomicU64 = AtomicU64::new(0);
+    let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let digest = blake3::hash(format!("{}:{nanos}:{n}", std::process::id()).as_bytes());
+    format!("mcp-{}", &digest.to_hex()[..12])
+}

@@ -1,0 +1,230 @@
+//! MCP servers from the configuration: `[mcp_servers.NAME]` tables and `.mcp.json` entries
+//! become `kun-mcp` server configurations, the manager starts them, and a follower task keeps
+//! their providers registered in both the main and the child registry (replacing by id, so a
+//! reconnected server is never registered twice).
+
+use crate::Assembly;
+use crate::config::{ConfigError, McpServerEntry, Settings, TrustScope};
+use kun_mcp::{McpManager, McpServerConfig, SearchMode, SearchSettings, TransportConfig};
+use kun_ports::ToolProvider;
+use kun_registry::CapabilityRegistry;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+
+/// Running MCP servers attached to an assembly. Dropping it stops following changes; call
+/// [`McpAttachment::shutdown`] to stop the servers gracefully.
+#[derive(Debug)]
+pub struct McpAttachment {
+    /// The servers.
+    pub manager: McpManager,
+    _follower: Follower,
+}
+
+/// The task that re-registers providers; aborted when dropped.
+#[derive(Debug)]
+struct Follower(JoinHandle<()>);
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl McpAttachment {
+    /// Stops following and shuts every server down (their process groups are killed).
+    pub async fn shutdown(self) {
+        drop(self._follower);
+        self.manager.shutdown().await;
+    }
+}
+
+fn config_error(settings: &Settings, key: String, message: String) -> ConfigError {
+    let source = settings.source_of(&key);
+    let file = match source {
+        crate::Source::User(p)
+        | crate::Source::Workspace(p)
+        | crate::Source::ConfigFlag(p)
+        | crate::Source::McpJson(p) => p,
+        crate::Source::Default | crate::Source::CommandLine => PathBuf::from("command line"),
+    };
+    ConfigError {
+        file,
+        line: None,
+        key: Some(key),
+        message,
+    }
+}
+
+fn absolute(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
+
+/// One configured server as a `kun-mcp` configuration.
+///
+/// # Errors
+/// A server with neither `command` nor `url`, or with both.
+pub fn server_config(
+    settings: &Settings,
+    name: &str,
+    entry: &McpServerEntry,
+) -> Result<McpServerConfig, ConfigError> {
+    let key = format!("mcp_servers.{name}");
+    let transport = match (&entry.command, &entry.url) {
+        (Some(command), None) => TransportConfig::Stdio {
+            command: command.clone(),
+            args: entry.args.clone(),
+            env: entry.env.clone(),
+            cwd: entry
+                .cwd
+                .as_ref()
+                .map(|cwd| absolute(&settings.workspace, cwd)),
+        },
+        (None, Some(url)) => TransportConfig::StreamableHttp {
+            url: url.clone(),
+            headers: entry.headers.clone(),
+        },
+        (Some(_), Some(_)) => {
+            return Err(config_error(
+                settings,
+                key,
+                "has both `command` and `url`; keep one transport".to_owned(),
+            ));
+        }
+        (None, None) => {
+            return Err(config_error(
+                settings,
+                key,
+                "needs `command` (stdio) or `url` (streamable HTTP)".to_owned(),
+            ));
+        }
+    };
+    let mut config = McpServerConfig::with_transport(name, transport);
+    config.enabled = entry.enabled.unwrap_or(true);
+    config.trust_scope = match entry.trust_scope {
+        TrustScope::User => kun_mcp::TrustScope::User,
+        TrustScope::Workspace => kun_mcp::TrustScope::Workspace,
+    };
+    config.trusted_workspace_roots = entry
+        .trusted_workspace_roots
+        .iter()
+        .map(|root| absolute(&settings.workspace, root))
+        .collect();
+    config.workspace_roots = entry
+        .workspace_roots
+        .iter()
+        .map(|root| absolute(&settings.workspace, root))
+        .collect();
+    if let Some(seconds) = entry.startup_timeout_seconds {
+        config.startup_timeout = Duration::from_secs(u64::from(seconds.max(1)));
+    }
+    if let Some(seconds) = entry.call_timeout_seconds {
+        config.call_timeout = Duration::from_secs(u64::from(seconds.max(1)));
+    }
+    config
+        .validate()
+        .map_err(|err| config_error(settings, format!("mcp_servers.{name}"), err.to_string()))?;
+    Ok(config)
+}
+
+/// `[mcp]` as search settings.
+///
+/// # Errors
+/// An unknown search mode.
+pub fn search_settings(settings: &Settings) -> Result<SearchSettings, ConfigError> {
+    let mut search = SearchSettings::default();
+    if let Some(mode) = &settings.mcp.search {
+        search.mode = mode
+            .parse::<SearchMode>()
+            .map_err(|message| config_error(settings, "mcp.search".to_owned(), message))?;
+    }
+    if let Some(threshold) = settings.mcp.search_threshold {
+        search.threshold = threshold as usize;
+    }
+    if let Some(top_k) = settings.mcp.top_k {
+        search.top_k = (top_k as usize).clamp(1, search.top_k_max);
+    }
+    Ok(search)
+}
+
+/// Every configured server, in name order.
+///
+/// # Errors
+/// The first unusable entry.
+pub fn server_configs(settings: &Settings) -> Result<Vec<McpServerConfig>, ConfigError> {
+    settings
+        .mcp_servers
+        .iter()
+        .map(|(name, entry)| server_config(settings, name, entry))
+        .collect()
+}
+
+fn register_all(registries: &[Arc<CapabilityRegistry>], manager: &McpManager) {
+    for provider in manager.providers() {
+        let provider: Arc<dyn ToolProvider> = provider;
+        for registry in registries {
+            if let Err(err) = registry.replace_provider(Arc::clone(&provider)) {
+                tracing::warn!(
+                    provider = provider.id(),
+                    "cannot register MCP provider: {err}"
+                );
+            }
+        }
+    }
+}
+
+/// Starts the configured MCP servers (none configured: `Ok(None)`) and keeps their providers
+/// registered in the assembly's main and child registries. Returns once every enabled server
+/// has connected or failed its first attempt.
+///
+/// # Errors
+/// A configuration that cannot work; nothing is started then.
+pub async fn attach_mcp(assembly: &Assembly) -> Result<Option<McpAttachment>, ConfigError> {
+    let settings = &assembly.settings;
+    if settings.mcp_servers.is_empty() {
+        return Ok(None);
+    }
+    let servers = server_configs(settings)?;
+    let search = search_settings(settings)?;
+    let manager = McpManager::builder()
+        .servers(servers)
+        .search(search)
+        .sanitizer(Arc::new(kun_builtin_tools::sanitize_schema))
+        .start()
+        .await
+        .map_err(|err| config_error(settings, "mcp_servers".to_owned(), err.to_string()))?;
+    let registries = [
+        Arc::clone(&assembly.registry),
+        Arc::clone(&assembly.child_registry),
+    ];
+    register_all(&registries, &manager);
+    let mut changes = manager.changes();
+    let follower = tokio::spawn({
+        let registries = registries.clone();
+        async move {
+            while changes.changed().await.is_ok() {
+                let catalog = changes.borrow_and_update().clone();
+                for provider in &catalog.providers {
+                    let provider: Arc<dyn ToolProvider> = provider.clone();
+                    for registry in &registries {
+                        if let Err(err) = registry.replace_provider(Arc::clone(&provider)) {
+                            tracing::warn!(
+                                provider = provider.id(),
+                                "cannot re-register MCP provider: {err}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    });
+    Ok(Some(McpAttachment {
+        manager,
+        _follower: Follower(follower),
+    }))
+}
