@@ -39,11 +39,27 @@ pub async fn run(args: CallArgs) -> Outcome {
             return Outcome::Usage;
         }
     };
+    let mcp = match kun_composition::attach_mcp(&assembly).await {
+        Ok(mcp) => mcp,
+        Err(err) => {
+            eprintln!("kun-tools: {err}");
+            return Outcome::Usage;
+        }
+    };
+    let outcome = run_calls(&assembly, &args).await;
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
+    outcome
+}
+
+/// Runs the single call or the script.
+async fn run_calls(assembly: &Assembly, args: &CallArgs) -> Outcome {
     let reads_stdin = args.script.as_deref() == Some(Path::new("-"));
-    let approver = approver(&args, reads_stdin);
+    let approver = approver(args, reads_stdin);
     let run_id = run_id();
     match &args.script {
-        Some(script) => run_script(&assembly, &args, approver, script, &run_id).await,
+        Some(script) => run_script(assembly, args, approver, script, &run_id).await,
         None => {
             let (Some(tool), Some(arguments)) = (&args.tool, &args.arguments) else {
                 eprintln!("kun-tools: call needs TOOL and ARGS_JSON, or --script FILE");
@@ -65,7 +81,7 @@ pub async fn run(args: CallArgs) -> Outcome {
                 .clone()
                 .unwrap_or_else(|| format!("call-{run_id}"));
             let call = ToolCall::new(call_id, tool.clone(), arguments);
-            match execute(&assembly, &args.thread, &turn, call, &approver).await {
+            match execute(assembly, &args.thread, &turn, call, &approver).await {
                 Ok(line) => {
                     println!("{line}");
                     Outcome::Done

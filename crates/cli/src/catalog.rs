@@ -6,8 +6,8 @@ use crate::setup;
 use kun_composition::AssembleOptions;
 use serde_json::Value;
 
-/// Prints the catalog.
-pub fn run(args: CatalogArgs) -> Outcome {
+/// Prints the catalog (MCP servers included: they are started, listed and stopped).
+pub async fn run(args: CatalogArgs) -> Outcome {
     let assembly = match setup::assemble(&args.common, AssembleOptions::default()) {
         Ok(assembly) => assembly,
         Err(err) => {
@@ -15,8 +15,18 @@ pub fn run(args: CatalogArgs) -> Outcome {
             return Outcome::Usage;
         }
     };
+    let mcp = match kun_composition::attach_mcp(&assembly).await {
+        Ok(mcp) => mcp,
+        Err(err) => {
+            eprintln!("kun-tools: {err}");
+            return Outcome::Usage;
+        }
+    };
     let ctx = assembly.context("catalog", "catalog").build();
     let catalog = assembly.catalog(&ctx);
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
     if args.json {
         println!("{}", catalog);
     } else {

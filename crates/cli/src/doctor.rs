@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use std::fmt::Write as _;
 
 /// Runs `doctor`: exit 0 when every configuration file is valid, 1 otherwise.
-pub fn run(args: &DoctorArgs) -> Outcome {
+pub async fn run(args: &DoctorArgs) -> Outcome {
     let sources = match setup::sources(&args.common(), args.approval_fallback) {
         Ok(sources) => sources,
         Err(err) => {
@@ -34,7 +34,11 @@ pub fn run(args: &DoctorArgs) -> Outcome {
         Err(_) => (None, Settings::defaults(&sources.paths.workspace)),
     };
     let report = match kun_composition::assemble(settings, AssembleOptions::default()) {
-        Ok(assembly) => report(&sources, &errors, effective, Some(&assembly)),
+        Ok(assembly) => {
+            let mut report = report(&sources, &errors, effective, Some(&assembly));
+            mcp_servers(&assembly, &mut report).await;
+            report
+        }
         Err(err) => {
             let mut report = report(&sources, &errors, effective, None);
             report["assembly_error"] = json!(err.to_string());
@@ -115,6 +119,19 @@ fn report(
         });
     }
     report
+}
+
+/// Starts the configured MCP servers once and reports each one's state (connected with its
+/// tool count, disabled, or why it failed), then stops them.
+async fn mcp_servers(assembly: &Assembly, report: &mut Value) {
+    match kun_composition::attach_mcp(assembly).await {
+        Ok(Some(mcp)) => {
+            report["mcp_servers"] = json!(mcp.statuses());
+            mcp.shutdown().await;
+        }
+        Ok(None) => report["mcp_servers"] = json!([]),
+        Err(err) => report["mcp_error"] = json!(err.to_string()),
+    }
 }
 
 fn layer_name(source: &Source) -> &'static str {
@@ -215,6 +232,42 @@ fn text(report: &Value) -> String {
             "command confinement: {} ({})",
             str_of(&report["confinement"]["tier"]),
             str_of(&report["confinement"]["reason"])
+        );
+    }
+    if let Some(servers) = report["mcp_servers"].as_array() {
+        out.push_str(
+            "
+MCP servers:
+",
+        );
+        if servers.is_empty() {
+            out.push_str("  (none configured)\n");
+        }
+        for server in servers {
+            let detail = ["last_error", "reason", "tool_count"]
+                .iter()
+                .find_map(|key| {
+                    server
+                        .get(*key)
+                        .filter(|v| !v.is_null())
+                        .map(|v| format!(" ({key}: {})", str_of(v)))
+                })
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {} [{} {}]: {}{detail}",
+                str_of(&server["name"]),
+                str_of(&server["transport"]),
+                str_of(&server["target"]),
+                str_of(&server["state"]),
+            );
+        }
+    }
+    if let Some(err) = report["mcp_error"].as_str() {
+        let _ = writeln!(
+            out,
+            "
+MCP configuration error: {err}"
         );
     }
     out

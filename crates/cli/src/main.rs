@@ -68,10 +68,10 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match cli.command {
-            cli::Command::Catalog(args) => catalog::run(args),
+            cli::Command::Catalog(args) => catalog::run(args).await,
             cli::Command::Call(args) => call::run(args).await,
             cli::Command::Serve(args) => serve::run(args).await,
-            cli::Command::Doctor(args) => doctor::run(&args),
+            cli::Command::Doctor(args) => doctor::run(&args).await,
         }
     });
     // A stdio read still pending in the blocking pool must not keep the process alive.

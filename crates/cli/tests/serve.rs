@@ -494,3 +494,44 @@ fn bad_configuration_stops_serve_before_the_handshake() {
     );
     assert!(out.stdout.is_empty(), "stdout belongs to the protocol");
 }
+
+/// Configured MCP servers are served too: the real `mcp-server-time` (installed by
+/// `.ci/install-mcp.sh`) appears in `tools/list` and is called through the gates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_servers_are_served_through_the_gates() {
+    let venv = support::repo_root().join("target/ci-venv/bin/mcp-server-time");
+    let server = std::env::var_os("KUN_MCP_SERVER_TIME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| venv.exists().then_some(venv));
+    let Some(server) = server else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "mcp-server-time must be installed in CI (.ci/install-mcp.sh)"
+        );
+        eprintln!("skipping: mcp-server-time is not installed");
+        return;
+    };
+    let env = Env::new();
+    env.workspace_config(&format!(
+        "[mcp_servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n",
+        server.to_string_lossy()
+    ));
+    let client = Client::asking();
+    let session = stdio(&env, &["--sandbox", "danger-full-access"], client.clone()).await;
+    let list = names(&tools(&session).await);
+    assert!(
+        list.contains(&"mcp_time_get_current_time".to_owned()),
+        "{list:?}"
+    );
+    client.answer("allow");
+    let result = call(
+        &session,
+        "mcp_time_get_current_time",
+        json!({"timezone": "UTC"}),
+    )
+    .await
+    .unwrap();
+    let out = output(&result, false);
+    assert!(out.to_string().contains("UTC"), "{out}");
+    session.cancel().await.unwrap();
+}

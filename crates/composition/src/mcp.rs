@@ -5,7 +5,9 @@
 
 use crate::Assembly;
 use crate::config::{ConfigError, McpServerEntry, Settings, TrustScope};
-use kun_mcp::{McpManager, McpServerConfig, SearchMode, SearchSettings, TransportConfig};
+use kun_mcp::{
+    McpCatalog, McpManager, McpServerConfig, SearchMode, SearchSettings, TransportConfig,
+};
 use kun_ports::ToolProvider;
 use kun_registry::CapabilityRegistry;
 use std::path::{Path, PathBuf};
@@ -33,6 +35,23 @@ impl Drop for Follower {
 }
 
 impl McpAttachment {
+    /// Moves the servers' providers to another assembly (after a configuration reload built
+    /// new registries): registers them there now and follows changes into those registries
+    /// from then on. Must run inside a tokio runtime.
+    pub fn retarget(&mut self, assembly: &Assembly) {
+        let registries = [
+            Arc::clone(&assembly.registry),
+            Arc::clone(&assembly.child_registry),
+        ];
+        self._follower = follow(&self.manager, registries);
+    }
+
+    /// Each server's state, for diagnostics.
+    #[must_use]
+    pub fn statuses(&self) -> Vec<kun_mcp::ServerStatus> {
+        self.manager.statuses()
+    }
+
     /// Stops following and shuts every server down (their process groups are killed).
     pub async fn shutdown(self) {
         drop(self._follower);
@@ -164,9 +183,9 @@ pub fn server_configs(settings: &Settings) -> Result<Vec<McpServerConfig>, Confi
         .collect()
 }
 
-fn register_all(registries: &[Arc<CapabilityRegistry>], manager: &McpManager) {
-    for provider in manager.providers() {
-        let provider: Arc<dyn ToolProvider> = provider;
+fn register_all(registries: &[Arc<CapabilityRegistry>], catalog: &McpCatalog) {
+    for provider in &catalog.providers {
+        let provider: Arc<dyn ToolProvider> = provider.clone();
         for registry in registries {
             if let Err(err) = registry.replace_provider(Arc::clone(&provider)) {
                 tracing::warn!(
@@ -176,6 +195,19 @@ fn register_all(registries: &[Arc<CapabilityRegistry>], manager: &McpManager) {
             }
         }
     }
+}
+
+/// Registers the current providers now, then again on every catalog change (replacing by
+/// id, so a reconnected server is never registered twice).
+fn follow(manager: &McpManager, registries: [Arc<CapabilityRegistry>; 2]) -> Follower {
+    register_all(&registries, &manager.catalog());
+    let mut changes = manager.changes();
+    Follower(tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            let catalog = changes.borrow_and_update().clone();
+            register_all(&registries, &catalog);
+        }
+    }))
 }
 
 /// Starts the configured MCP servers (none configured: `Ok(None)`) and keeps their providers
@@ -202,29 +234,9 @@ pub async fn attach_mcp(assembly: &Assembly) -> Result<Option<McpAttachment>, Co
         Arc::clone(&assembly.registry),
         Arc::clone(&assembly.child_registry),
     ];
-    register_all(&registries, &manager);
-    let mut changes = manager.changes();
-    let follower = tokio::spawn({
-        let registries = registries.clone();
-        async move {
-            while changes.changed().await.is_ok() {
-                let catalog = changes.borrow_and_update().clone();
-                for provider in &catalog.providers {
-                    let provider: Arc<dyn ToolProvider> = provider.clone();
-                    for registry in &registries {
-                        if let Err(err) = registry.replace_provider(Arc::clone(&provider)) {
-                            tracing::warn!(
-                                provider = provider.id(),
-                                "cannot re-register MCP provider: {err}"
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    });
+    let follower = follow(&manager, registries);
     Ok(Some(McpAttachment {
         manager,
-        _follower: Follower(follower),
+        _follower: follower,
     }))
 }

@@ -15,7 +15,7 @@
 //! running turn; the next `tools/call` uses the new assembly.
 
 use arc_swap::ArcSwap;
-use kun_composition::{Assembly, ConfigPaths, Overrides, Settings};
+use kun_composition::{Assembly, ConfigPaths, McpAttachment, Overrides, Settings};
 use kun_registry::fingerprint_catalog;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -56,6 +56,8 @@ pub struct Live {
     current: ArcSwap<Assembly>,
     stamps: Mutex<Vec<(PathBuf, Stamp)>>,
     fingerprint: watch::Sender<String>,
+    /// The running MCP servers; their providers follow each reloaded assembly.
+    mcp: Mutex<Option<McpAttachment>>,
 }
 
 impl std::fmt::Debug for Live {
@@ -79,6 +81,27 @@ impl Live {
             current: ArcSwap::from_pointee(assembly),
             stamps: Mutex::new(stamps),
             fingerprint: watch::Sender::new(fingerprint),
+            mcp: Mutex::new(None),
+        }
+    }
+
+    /// Keeps these MCP servers' providers registered in every assembly from now on. Changes
+    /// to `[mcp_servers]` take effect when `serve` restarts; reloads keep the running servers.
+    #[must_use]
+    pub fn with_mcp(self, mcp: Option<McpAttachment>) -> Self {
+        *self.mcp.lock().unwrap_or_else(PoisonError::into_inner) = mcp;
+        self
+    }
+
+    /// Stops the MCP servers.
+    pub async fn shutdown_mcp(&self) {
+        let mcp = self
+            .mcp
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mcp) = mcp {
+            mcp.shutdown().await;
         }
     }
 
@@ -132,6 +155,14 @@ impl Live {
         };
         match self.current().reassemble(settings) {
             Ok(next) => {
+                if let Some(mcp) = self
+                    .mcp
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .as_mut()
+                {
+                    mcp.retarget(&next);
+                }
                 self.current.store(Arc::new(next));
                 Reload::Applied
             }

@@ -64,15 +64,23 @@ pub async fn run(args: ServeArgs) -> Outcome {
             return Outcome::Usage;
         }
     };
-    let live = Arc::new(Live::new(loaded.paths, loaded.overrides, assembly));
+    let mcp = match kun_composition::attach_mcp(&assembly).await {
+        Ok(mcp) => mcp,
+        Err(err) => {
+            eprintln!("kun-tools: {err}");
+            return Outcome::Usage;
+        }
+    };
+    let live = Arc::new(Live::new(loaded.paths, loaded.overrides, assembly).with_mcp(mcp));
     let stop = CancellationToken::new();
     tokio::spawn(Arc::clone(&live).watch(stop.clone()));
     follow_signals(Arc::clone(&live), stop.clone());
     let served = match http {
         Some((addr, access)) => http::serve(Arc::clone(&live), addr, access, stop.clone()).await,
-        None => stdio(live, stop.clone()).await,
+        None => stdio(Arc::clone(&live), stop.clone()).await,
     };
     stop.cancel();
+    live.shutdown_mcp().await;
     match served {
         Ok(()) => Outcome::Done,
         Err(err) => {

@@ -1,0 +1,115 @@
+//! `catalog`, `call` and `doctor` with an MCP server configured: the real `mcp-server-time`
+//! (PyPI, pinned; `.ci/install-mcp.sh` installs it into target/ci-venv).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn time_server() -> Option<PathBuf> {
+    let venv =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ci-venv/bin/mcp-server-time");
+    let found = std::env::var_os("KUN_MCP_SERVER_TIME")
+        .map(PathBuf::from)
+        .or_else(|| venv.exists().then_some(venv));
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "mcp-server-time must be installed in CI (.ci/install-mcp.sh)"
+        );
+        eprintln!("skipping: mcp-server-time is not installed (run .ci/install-mcp.sh)");
+    }
+    found
+}
+
+fn run(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kun-tools"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let json = serde_json::from_str(text.trim()).unwrap_or(Value::Null);
+    (
+        out.status.code(),
+        json,
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn mcp_tools_reach_catalog_call_and_doctor() {
+    let Some(server) = time_server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join(".kun")).unwrap();
+    std::fs::write(
+        ws.join(".kun/config.toml"),
+        format!(
+            "[mcp_servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n[mcp_servers.gone]\ncommand = \"/nonexistent/server\"\nstartup_timeout_seconds = 5\n",
+            server.to_string_lossy()
+        ),
+    )
+    .unwrap();
+    let ws_arg = ws.to_string_lossy().into_owned();
+
+    let (code, catalog, err) = run(
+        dir.path(),
+        &[
+            "catalog",
+            "--workspace",
+            &ws_arg,
+            "--json",
+            "--sandbox",
+            "danger-full-access",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let tools = catalog["tools"].as_array().unwrap();
+    let time = tools
+        .iter()
+        .find(|t| t["name"] == "mcp_time_get_current_time")
+        .expect("the MCP tool is listed");
+    assert_eq!(time["provider_id"], "mcp:time");
+    let gone = catalog["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "mcp:gone")
+        .unwrap();
+    assert_eq!(gone["available"], false);
+    assert!(
+        gone["reason"].as_str().is_some_and(|r| !r.is_empty()),
+        "{gone}"
+    );
+
+    let (code, result, err) = run(
+        dir.path(),
+        &[
+            "call",
+            "--workspace",
+            &ws_arg,
+            "--yes",
+            "mcp_time_get_current_time",
+            "{\"timezone\": \"UTC\"}",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(result["is_error"], false, "{result}");
+
+    let (_, doctor, err) = run(dir.path(), &["doctor", "--workspace", &ws_arg, "--json"]);
+    let servers = doctor["mcp_servers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doctor} {err}"));
+    let time = servers.iter().find(|s| s["name"] == "time").unwrap();
+    assert_eq!(time["state"], "connected", "{time}");
+    let gone = servers.iter().find(|s| s["name"] == "gone").unwrap();
+    assert_ne!(gone["state"], "connected", "{gone}");
+}
