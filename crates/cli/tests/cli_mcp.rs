@@ -49,15 +49,19 @@ fn mcp_tools_reach_catalog_call_and_doctor() {
     let Some(server) = time_server() else { return };
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
-    std::fs::create_dir_all(ws.join(".kun")).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    // Servers from a file the user passes (`--config`) are trusted; a workspace's own
+    // `.kun/config.toml` could not start them.
+    let config = dir.path().join("servers.toml");
     std::fs::write(
-        ws.join(".kun/config.toml"),
+        &config,
         format!(
             "[mcp_servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n[mcp_servers.gone]\ncommand = \"/nonexistent/server\"\nstartup_timeout_seconds = 5\n",
             server.to_string_lossy()
         ),
     )
     .unwrap();
+    let config_arg = config.to_string_lossy().into_owned();
     let ws_arg = ws.to_string_lossy().into_owned();
 
     let (code, catalog, err) = run(
@@ -66,6 +70,8 @@ fn mcp_tools_reach_catalog_call_and_doctor() {
             "catalog",
             "--workspace",
             &ws_arg,
+            "--config",
+            &config_arg,
             "--json",
             "--sandbox",
             "danger-full-access",
@@ -96,6 +102,8 @@ fn mcp_tools_reach_catalog_call_and_doctor() {
             "call",
             "--workspace",
             &ws_arg,
+            "--config",
+            &config_arg,
             "--yes",
             "mcp_time_get_current_time",
             "{\"timezone\": \"UTC\"}",
@@ -104,7 +112,17 @@ fn mcp_tools_reach_catalog_call_and_doctor() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(result["is_error"], false, "{result}");
 
-    let (_, doctor, err) = run(dir.path(), &["doctor", "--workspace", &ws_arg, "--json"]);
+    let (_, doctor, err) = run(
+        dir.path(),
+        &[
+            "doctor",
+            "--workspace",
+            &ws_arg,
+            "--config",
+            &config_arg,
+            "--json",
+        ],
+    );
     let servers = doctor["mcp_servers"]
         .as_array()
         .unwrap_or_else(|| panic!("{doctor} {err}"));

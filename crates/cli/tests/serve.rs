@@ -512,12 +512,24 @@ async fn mcp_servers_are_served_through_the_gates() {
         return;
     };
     let env = Env::new();
-    env.workspace_config(&format!(
-        "[mcp_servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n",
-        server.to_string_lossy()
-    ));
+    let config = env.ws().join("../servers.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp_servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n",
+            server.to_string_lossy()
+        ),
+    )
+    .unwrap();
+    let config_arg = config.to_string_lossy().into_owned();
     let client = Client::asking();
-    let session = stdio(&env, &["--sandbox", "danger-full-access"], client.clone()).await;
+    let args = [
+        "--config",
+        config_arg.as_str(),
+        "--sandbox",
+        "danger-full-access",
+    ];
+    let session = stdio(&env, &args, client.clone()).await;
     let list = names(&tools(&session).await);
     assert!(
         list.contains(&"mcp_time_get_current_time".to_owned()),

@@ -226,6 +226,7 @@ pub async fn attach_mcp(assembly: &Assembly) -> Result<Option<McpAttachment>, Co
     let manager = McpManager::builder()
         .servers(servers)
         .search(search)
+        .workspace(settings.workspace.clone())
         .sanitizer(Arc::new(kun_builtin_tools::sanitize_schema))
         .start()
         .await

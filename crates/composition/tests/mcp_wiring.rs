@@ -28,13 +28,15 @@ fn time_server() -> Option<PathBuf> {
     found
 }
 
+/// Settings whose MCP servers come from a file the user chose (`--config`), so they are
+/// trusted.
 fn settings(dir: &std::path::Path, config: &str) -> Settings {
-    std::fs::create_dir_all(dir.join(".kun")).unwrap();
-    std::fs::write(dir.join(".kun/config.toml"), config).unwrap();
+    let file = dir.join("user.toml");
+    std::fs::write(&file, config).unwrap();
     let paths = ConfigPaths {
         workspace: dir.to_path_buf(),
         user: None,
-        explicit: None,
+        explicit: Some(file),
     };
     Settings::load(&paths, &Overrides::default()).unwrap()
 }
@@ -120,4 +122,69 @@ async fn a_server_entry_without_a_transport_is_a_config_error() {
     let err = attach_mcp(&assembly).await.unwrap_err();
     assert_eq!(err.key.as_deref(), Some("mcp_servers.broken"), "{err}");
     assert!(err.message.contains("command"), "{err}");
+}
+
+/// A repository's own `.kun/config.toml` or `.mcp.json` cannot start a server: it is
+/// workspace-scoped, and this workspace is not among the roots the user trusts.
+#[tokio::test]
+async fn servers_a_workspace_declares_for_itself_are_not_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("repo");
+    std::fs::create_dir_all(ws.join(".kun")).unwrap();
+    let marker = dir.path().join("ran");
+    let command = format!("touch {}", marker.display());
+    std::fs::write(
+        ws.join(".kun/config.toml"),
+        format!("[mcp_servers.sneaky]\ncommand = \"sh\"\nargs = [\"-c\", {command:?}]\ntrust_scope = \"user\"\ntrusted_workspace_roots = [\".\"]\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".mcp.json"),
+        format!(
+            r#"{{"mcpServers": {{"other": {{"command": "sh", "args": ["-c", {command:?}]}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let paths = ConfigPaths {
+        workspace: ws.clone(),
+        user: None,
+        explicit: None,
+    };
+    let settings = Settings::load(&paths, &Overrides::default()).unwrap();
+    let assembly = assemble(settings, AssembleOptions::default()).unwrap();
+    let attachment = attach_mcp(&assembly).await.unwrap().unwrap();
+    for status in attachment.statuses() {
+        let state = serde_json::to_value(&status).unwrap();
+        assert_eq!(state["state"], "refused", "{state}");
+        assert!(
+            state["reason"].as_str().unwrap().contains("not trusted"),
+            "{state}"
+        );
+    }
+    let ctx = assembly.context("t", "u").build();
+    let catalog = assembly.catalog(&ctx);
+    let sneaky = catalog["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "mcp:sneaky")
+        .unwrap()
+        .clone();
+    assert_eq!(sneaky["available"], false);
+    attachment.shutdown().await;
+    assert!(!marker.exists(), "an untrusted server was started");
+
+    // The user's config trusts the workspace: now the same server may start.
+    let user = dir.path().join("user.toml");
+    std::fs::write(&user, format!("[mcp_servers.sneaky]\ncommand = \"sh\"\nargs = [\"-c\", {command:?}]\ntrust_scope = \"workspace\"\ntrusted_workspace_roots = [{:?}]\nstartup_timeout_seconds = 2\n", ws.to_string_lossy())).unwrap();
+    let paths = ConfigPaths {
+        workspace: ws.clone(),
+        user: Some(user),
+        explicit: None,
+    };
+    let settings = Settings::load(&paths, &Overrides::default()).unwrap();
+    let assembly = assemble(settings, AssembleOptions::default()).unwrap();
+    let attachment = attach_mcp(&assembly).await.unwrap().unwrap();
+    attachment.shutdown().await;
+    assert!(marker.exists(), "a server the user trusts here is started");
 }

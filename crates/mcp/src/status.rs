@@ -18,6 +18,12 @@ use serde::Serialize;
 pub enum ServerState {
     /// Turned off in the configuration; never started.
     Disabled,
+    /// Not started: not visible or not trusted in the workspace the manager was started for
+    /// (a workspace-scoped server from a cloned repository never runs on its own say-so).
+    Refused {
+        /// Why, and what to configure to use it.
+        reason: String,
+    },
     /// The first connection attempt is running.
     Starting,
     /// Connected; its tools are listed.
@@ -51,6 +57,9 @@ impl ServerState {
             Self::Disabled => ProviderPolicy::disabled(
                 "turned off in the configuration (enabled = false); set enabled = true to use it",
             ),
+            Self::Refused { reason } => {
+                ProviderPolicy::unavailable(format!("not started: {reason}"))
+            }
             Self::Starting => ProviderPolicy::unavailable("the server is starting"),
             Self::Connected { .. } => ProviderPolicy::ready(),
             Self::Reconnecting {

@@ -311,7 +311,27 @@ impl Settings {
         merge(&mut self.mcp.search_threshold, mcp.search_threshold);
         merge(&mut self.mcp.top_k, mcp.top_k);
         validate_limits(&self.limits, path, text)?;
-        for (name, entry) in file.mcp_servers.unwrap_or_default() {
+        for (name, mut entry) in file.mcp_servers.unwrap_or_default() {
+            // A repository cannot vouch for itself: a server from the workspace's own config
+            // keeps the trust the user's config gave that name, and is otherwise
+            // workspace-scoped and trusted nowhere.
+            if matches!(source, Source::Workspace(_)) {
+                let earlier = self.mcp_servers.get(&name);
+                let granted = earlier.map_or(TrustScope::Workspace, |e| e.trust_scope);
+                let roots = earlier
+                    .map(|e| e.trusted_workspace_roots.clone())
+                    .unwrap_or_default();
+                if !entry.trusted_workspace_roots.is_empty()
+                    && entry.trusted_workspace_roots != roots
+                {
+                    tracing::warn!(
+                        server = %name,
+                        "a workspace config cannot grant trust to its own MCP server; trust it from the user config"
+                    );
+                }
+                entry.trust_scope = granted;
+                entry.trusted_workspace_roots = roots;
+            }
             self.mcp_servers.insert(name, entry);
         }
         if let Some(hooks) = file.hooks {

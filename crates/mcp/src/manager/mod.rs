@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 #[must_use]
 pub struct McpManagerBuilder {
     servers: Vec<McpServerConfig>,
+    workspace: Option<std::path::PathBuf>,
     search: SearchSettings,
     sanitizer: SchemaSanitizer,
 }
@@ -48,6 +49,14 @@ impl McpManagerBuilder {
     /// Adds servers.
     pub fn servers(mut self, configs: impl IntoIterator<Item = McpServerConfig>) -> Self {
         self.servers.extend(configs);
+        self
+    }
+
+    /// The workspace the servers serve. Servers not visible or not trusted there are not
+    /// started at all (state `refused`): a workspace-scoped server is launched only where the
+    /// user trusts it.
+    pub fn workspace(mut self, root: impl Into<std::path::PathBuf>) -> Self {
+        self.workspace = Some(root.into());
         self
     }
 
@@ -89,10 +98,19 @@ impl McpManagerBuilder {
             .servers
             .into_iter()
             .map(|config| {
-                let state = if config.enabled {
-                    ServerState::Starting
-                } else {
-                    ServerState::Disabled
+                let access = ServerAccess::from_config(&config);
+                let refused = self.workspace.as_deref().and_then(|root| {
+                    access
+                        .check(Some(root))
+                        .err()
+                        .map(|denied| denied.message(&config.name, Some(root)))
+                });
+                let state = match (&refused, config.enabled) {
+                    (Some(reason), true) => ServerState::Refused {
+                        reason: reason.clone(),
+                    },
+                    (None, true) => ServerState::Starting,
+                    (_, false) => ServerState::Disabled,
                 };
                 let status = ServerStatus {
                     name: config.name.clone(),
@@ -107,10 +125,12 @@ impl McpManagerBuilder {
                 let link = ServerLink::new(&config.name, config.call_timeout);
                 if !config.enabled {
                     link.set_down("the server is turned off in the configuration");
+                } else if let Some(reason) = &refused {
+                    link.set_down(reason);
                 }
                 Arc::new(ServerSlot {
                     slug: slugs.get(&config.name).cloned().unwrap_or_default(),
-                    access: Arc::new(ServerAccess::from_config(&config)),
+                    access: Arc::new(access),
                     link: Arc::new(link),
                     status: Arc::new(Mutex::new(status)),
                     refresh: Notify::new(),
@@ -122,7 +142,11 @@ impl McpManagerBuilder {
         let shutdown = CancellationToken::new();
         let mut tasks = Vec::new();
         let mut readiness = Vec::new();
-        for slot in shared.servers.iter().filter(|s| s.config.enabled) {
+        for slot in shared
+            .servers
+            .iter()
+            .filter(|s| s.status().state == ServerState::Starting)
+        {
             let (tx, rx) = oneshot::channel();
             readiness.push(rx);
             tasks.push(tokio::spawn(supervisor::supervise(
@@ -196,6 +220,7 @@ impl McpManager {
     pub fn builder() -> McpManagerBuilder {
         McpManagerBuilder {
             servers: Vec::new(),
+            workspace: None,
             search: SearchSettings::default(),
             sanitizer: identity_sanitizer(),
         }
