@@ -499,16 +499,11 @@ fn bad_configuration_stops_serve_before_the_handshake() {
 /// `.ci/install-mcp.sh`) appears in `tools/list` and is called through the gates.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_servers_are_served_through_the_gates() {
-    let venv = support::repo_root().join("target/ci-venv/bin/mcp-server-time");
-    let server = std::env::var_os("KUN_MCP_SERVER_TIME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| venv.exists().then_some(venv));
-    let Some(server) = server else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "mcp-server-time must be installed in CI (.ci/install-mcp.sh)"
-        );
-        eprintln!("skipping: mcp-server-time is not installed");
+    let Some(server) = kun_ports::testkit::external_test_program(
+        env!("CARGO_MANIFEST_DIR"),
+        "KUN_MCP_SERVER_TIME",
+        "target/ci-venv/bin/mcp-server-time",
+    ) else {
         return;
     };
     let env = Env::new();

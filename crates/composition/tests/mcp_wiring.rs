@@ -13,19 +13,11 @@ use serde_json::json;
 use std::path::PathBuf;
 
 fn time_server() -> Option<PathBuf> {
-    let venv =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/ci-venv/bin/mcp-server-time");
-    let found = std::env::var_os("KUN_MCP_SERVER_TIME")
-        .map(PathBuf::from)
-        .or_else(|| venv.exists().then_some(venv));
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "mcp-server-time must be installed in CI (.ci/install-mcp.sh)"
-        );
-        eprintln!("skipping: mcp-server-time is not installed (run .ci/install-mcp.sh)");
-    }
-    found
+    kun_ports::testkit::external_test_program(
+        env!("CARGO_MANIFEST_DIR"),
+        "KUN_MCP_SERVER_TIME",
+        "target/ci-venv/bin/mcp-server-time",
+    )
 }
 
 /// Settings whose MCP servers come from a file the user chose (`--config`), so they are

@@ -11,6 +11,7 @@
 
 mod approval;
 mod artifacts;
+mod external;
 mod hooks;
 mod host;
 mod ledger;
@@ -19,6 +20,7 @@ mod sandbox;
 
 pub use approval::*;
 pub use artifacts::*;
+pub use external::*;
 pub use hooks::*;
 pub use host::*;
 pub use ledger::*;
