@@ -92,14 +92,10 @@ impl std::fmt::Debug for BuiltinOptions {
 /// ```
 /// use std::sync::Arc;
 /// use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, Preset};
-/// use kun_ports::{CommandConfinement, ConfinementError, ConfinementScope, ConfinementTier, ToolProvider};
+/// use kun_ports::ToolProvider;
+/// use kun_sandbox::NoConfinement;
 ///
-/// struct Unconfined;
-/// impl CommandConfinement for Unconfined {
-///     fn tier(&self) -> ConfinementTier { ConfinementTier::None }
-///     fn confine(&self, _: &mut std::process::Command, _: &ConfinementScope) -> Result<(), ConfinementError> { Ok(()) }
-/// }
-/// let mut options = BuiltinOptions::new(Arc::new(Unconfined));
+/// let mut options = BuiltinOptions::new(Arc::new(NoConfinement));
 /// options.preset = Preset::ReadOnly;
 /// let provider = BuiltinProvider::new(options);
 /// let names: Vec<String> = provider.tools().iter().map(|t| t.spec().name.clone()).collect();

@@ -9,25 +9,11 @@
 
 use kun_builtin_tools::lsp::{LspConfig, LspServerConfig, LspTool};
 use kun_builtin_tools::testing::TestWorkspace;
-use kun_ports::{CommandConfinement, ConfinementError, ConfinementScope, ConfinementTier, Tool};
+use kun_ports::Tool;
+use kun_sandbox::NoConfinement;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
-
-struct Unconfined;
-
-impl CommandConfinement for Unconfined {
-    fn tier(&self) -> ConfinementTier {
-        ConfinementTier::None
-    }
-    fn confine(
-        &self,
-        _: &mut std::process::Command,
-        _: &ConfinementScope,
-    ) -> Result<(), ConfinementError> {
-        Ok(())
-    }
-}
 
 /// The pylsp binary: `$KUN_PYLSP`, the CI venv, or PATH. In CI it must exist.
 fn pylsp() -> Option<PathBuf> {
@@ -62,7 +48,7 @@ fn tool(pylsp: PathBuf) -> LspTool {
         }],
         ..LspConfig::default()
     };
-    LspTool::new(config, Arc::new(Unconfined))
+    LspTool::new(config, Arc::new(NoConfinement))
 }
 
 fn project() -> TestWorkspace {

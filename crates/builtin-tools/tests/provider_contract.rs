@@ -8,29 +8,12 @@
 
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, Preset};
 use kun_ports::testkit::tool_provider_contract;
-use kun_ports::{
-    CommandConfinement, ConfinementError, ConfinementScope, ConfinementTier, Delegable,
-    ToolProvider,
-};
+use kun_ports::{Delegable, ToolProvider};
+use kun_sandbox::NoConfinement;
 use std::sync::Arc;
 
-struct Unconfined;
-
-impl CommandConfinement for Unconfined {
-    fn tier(&self) -> ConfinementTier {
-        ConfinementTier::None
-    }
-    fn confine(
-        &self,
-        _: &mut std::process::Command,
-        _: &ConfinementScope,
-    ) -> Result<(), ConfinementError> {
-        Ok(())
-    }
-}
-
 fn provider(preset: Preset) -> BuiltinProvider {
-    let mut options = BuiltinOptions::new(Arc::new(Unconfined));
+    let mut options = BuiltinOptions::new(Arc::new(NoConfinement));
     options.preset = preset;
     BuiltinProvider::new(options)
 }

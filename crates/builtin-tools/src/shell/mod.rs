@@ -14,22 +14,11 @@
 //!
 //! ```
 //! use kun_builtin_tools::shell::{BashTool, ShellConfig};
-//! use kun_ports::{CommandConfinement, ConfinementError, ConfinementScope, ConfinementTier, Tool};
+//! use kun_ports::Tool;
+//! use kun_sandbox::NoConfinement;
 //! use std::sync::Arc;
 //!
-//! /// No OS confinement (kun-sandbox provides the real adapters).
-//! struct Unconfined;
-//!
-//! impl CommandConfinement for Unconfined {
-//!     fn tier(&self) -> ConfinementTier {
-//!         ConfinementTier::None
-//!     }
-//!     fn confine(&self, _: &mut std::process::Command, _: &ConfinementScope) -> Result<(), ConfinementError> {
-//!         Ok(())
-//!     }
-//! }
-//!
-//! let bash = BashTool::with_config(Arc::new(Unconfined), ShellConfig::default());
+//! let bash = BashTool::with_config(Arc::new(NoConfinement), ShellConfig::default());
 //! assert_eq!(bash.spec().name, "bash");
 //! assert_eq!(bash.approval_scope(&serde_json::json!({"command": "git status -s"})).as_deref(), Some("git status"));
 //! ```
