@@ -318,9 +318,10 @@ mod tests {
 
     async fn answer(request: &ApprovalRequest, typed: &str) -> (ApprovalDecision, String) {
         let mut screen = Vec::new();
-        let approver = TerminalApprover::new(typed.as_bytes(), &mut screen);
-        let decision = approver.prompt(request).await.unwrap();
-        drop(approver);
+        let decision = TerminalApprover::new(typed.as_bytes(), &mut screen)
+            .prompt(request)
+            .await
+            .unwrap();
         (decision, String::from_utf8(screen).unwrap())
     }
 
