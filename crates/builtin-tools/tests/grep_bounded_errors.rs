@@ -32,7 +32,12 @@ async fn a_ten_megabyte_pattern_is_quoted_in_a_bounded_error() {
         text.contains(&format!("{total} characters in all")),
         "{text}"
     );
-    let quoted = result.output["pattern"].as_str().expect("the pattern detail");
-    assert!(quoted.starts_with(&format!("(?z){}", "n".repeat(196))), "{quoted}");
+    let quoted = result.output["pattern"]
+        .as_str()
+        .expect("the pattern detail");
+    assert!(
+        quoted.starts_with(&format!("(?z){}", "n".repeat(196))),
+        "{quoted}"
+    );
     assert!(quoted.chars().count() < 300, "{quoted}");
 }

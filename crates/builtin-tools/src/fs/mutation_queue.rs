@@ -492,8 +492,16 @@ mod tests {
         let table: &[(Option<OsString>, Option<OsString>, PathBuf)] = &[
             (os("/state"), os("/home/u"), "/state/kun/locks".into()),
             (None, os("/home/u"), "/home/u/.local/state/kun/locks".into()),
-            (os("relative"), os("/home/u"), "/home/u/.local/state/kun/locks".into()),
-            (os(""), os("/home/u"), "/home/u/.local/state/kun/locks".into()),
+            (
+                os("relative"),
+                os("/home/u"),
+                "/home/u/.local/state/kun/locks".into(),
+            ),
+            (
+                os(""),
+                os("/home/u"),
+                "/home/u/.local/state/kun/locks".into(),
+            ),
             (None, os("/"), fallback.clone()),
             (None, os("home"), fallback.clone()),
             (None, None, fallback),
@@ -577,7 +585,11 @@ mod tests {
             created_at_ms: 0,
             key: key.display().to_string(),
         };
-        std::fs::write(planted.join(OWNER_FILE), serde_json::to_vec(&owner).unwrap()).unwrap();
+        std::fs::write(
+            planted.join(OWNER_FILE),
+            serde_json::to_vec(&owner).unwrap(),
+        )
+        .unwrap();
 
         let queue = MutationQueue::new(LockSettings {
             timeout: Duration::from_millis(300),
