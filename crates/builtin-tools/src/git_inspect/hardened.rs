@@ -1,70 +1,6 @@
 //! A git that runs no program named by any configuration, and reads no configuration but the
-//! repository's own.
-//!
-//! Think of the repository as the attacker: it controls `.git/config` (and every file that
-//! config includes), `.gitattributes`, `.git/info/attributes`, submodules and their configs.
-//! Git runs programs from all of them. Every run here is built the same way:
-//!
-//! **Environment**: cleared, then only what is listed in [`ENVIRONMENT`] plus `PATH` (the
-//! system directories and git's own) and the explicit `GIT_DIR` / `GIT_WORK_TREE` of the
-//! checked [`Repo`](super::repo::Repo) — so no `GIT_*` variable of the caller (`GIT_SSH`,
-//! `GIT_EXTERNAL_DIFF`, `GIT_PAGER`, `GIT_CONFIG_PARAMETERS`, `GIT_TRACE*`, …), no
-//! `PAGER`, no secrets reach git.
-//!
-//! | variable | value | why |
-//! |---|---|---|
-//! | `HOME`, `XDG_CONFIG_HOME` | `/nonexistent` | no `~/.gitconfig`, `~/.config/git/{config,attributes,ignore}` |
-//! | `GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_SYSTEM`, `GIT_CONFIG_GLOBAL` | `1`, `/dev/null`, `/dev/null` | only the repository's config is read, and ours (`trace2.*` targets, which write files, are read only from those two) |
-//! | `GIT_ATTR_NOSYSTEM` | `1` | no system attributes file |
-//! | `GIT_ATTR_SOURCE` | the empty tree | attributes come from no tree: no `.gitattributes` in the work tree or index can name a filter or diff driver (git 2.40+) |
-//! | `GIT_TERMINAL_PROMPT` | `0` | never ask for credentials |
-//! | `GIT_OPTIONAL_LOCKS` | `0` | `status` does not rewrite the index |
-//! | `GIT_NO_LAZY_FETCH` | `1` | a partial clone does not fetch missing objects (ssh, remote helpers, credential helpers) |
-//! | `GIT_PROTOCOL_FROM_USER`, `GIT_ALLOW_PROTOCOL` | `0`, empty | no transport at all |
-//! | `GIT_LITERAL_PATHSPECS` | `1` | paths are paths, not pathspec magic |
-//! | `LC_ALL`, `LANG` | `C` | stable messages |
-//!
-//! **Configuration overrides** (`-c`, which wins over every file), the fixed list
-//! [`FIXED_OVERRIDES`]:
-//!
-//! | key | value | what it would run or read |
-//! |---|---|---|
-//! | `core.fsmonitor`, `core.useBuiltinFSMonitor` | `false` | an fsmonitor hook program (or daemon) on `status` and `diff` |
-//! | `core.hooksPath` | `/dev/null` | hooks: `git diff` rewrites the index and runs `post-index-change` |
-//! | `core.pager` | `cat` | a pager (also `--no-pager`) |
-//! | `core.sshCommand`, `core.askPass`, `credential.helper`, `core.gitProxy`, `core.alternateRefsCommand` | empty | ssh, askpass, credential helpers, proxies |
-//! | `protocol.allow` | `never` | any transport, `ext::` commands included |
-//! | `gpg.program`, `gpg.openpgp.program`, `gpg.x509.program`, `gpg.ssh.program`, `gpg.ssh.defaultKeyCommand` | empty | signature programs |
-//! | `gpg.ssh.allowedSignersFile`, `gpg.ssh.revocationFile` | empty | files read from anywhere |
-//! | `log.showSignature` | `false` | `gpg.program` on every `log`/`show` (also `--no-show-signature`) |
-//! | `diff.external` | empty | an external diff program (also `--no-ext-diff`) |
-//! | `diff.autoRefreshIndex` | `false` | `git diff` rewriting the index |
-//! | `diff.orderFile` | `/dev/null` | a file read from anywhere |
-//! | `diff.submodule`, `diff.ignoreSubmodules`, `status.submoduleSummary`, `submodule.recurse` | `short`, `all`, `false`, `false` | git run inside submodules, under *their* configs |
-//! | `core.attributesFile`, `core.excludesFile` | `/dev/null` | attribute and ignore files read from anywhere |
-//! | `log.mailmap`, `mailmap.file`, `mailmap.blob` | `false`, `/dev/null`, empty | a mailmap read from anywhere, rewriting names |
-//! | `status.relativePaths` | `true` | paths shown relative to the workspace |
-//! | `color.ui` | `false` | escape sequences |
-//! | `core.quotePath` | `false` | non-ASCII names readable (control characters stay quoted) |
-//! | `gc.auto`, `maintenance.auto` | `0`, `false` | background maintenance |
-//!
-//! **Driver overrides**: before each call the repository's configuration is listed
-//! (`git config --list --includes`, under the same environment) and every driver it defines is
-//! switched off by name — `filter.<name>.{clean,smudge,process}` empty and `.required=false`,
-//! `diff.<name>.{command,textconv}` empty — on top of `GIT_ATTR_SOURCE` (so git older than 2.40
-//! is covered too, as is `.git/info/attributes`). A driver name `-c` cannot spell (one holding
-//! `=` or a newline) makes the call refuse to run.
-//!
-//! **Command-line flags** on top: `--no-pager`, `--no-optional-locks`, `--no-ext-diff`,
-//! `--no-textconv`, `--no-show-signature`, `--submodule=short`, `--ignore-submodules=all` and an
-//! explicit `--pretty` where the subcommand takes them; `--ignore-revs-file=` for blame.
-//!
-//! Not disabled because they cannot run here: aliases (git never lets an alias shadow a
-//! built-in, and only built-ins run), editors, merge drivers, `uploadpack.*`, remote helpers
-//! (no transport), `core.worktree` (the explicit `GIT_WORK_TREE` wins). `include.path` and
-//! `includeIf` are followed by git and may read files elsewhere, but nothing they set can
-//! outrank the overrides above. Every run is also confined by the [`CommandConfinement`] port
-//! with a scope that writes nowhere and has no network.
+//! repository's own: the environment, the `-c` overrides and the driver overrides listed (with
+//! the reason for each) in the documentation of `git_inspect` (the parent module).
 
 use super::repo::Repo;
 use crate::shell::{Stream, find_on_path, prepare, read_only_scope, spawn};
@@ -75,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 /// The environment every git run gets (besides `PATH`, `GIT_DIR`, `GIT_WORK_TREE` and
-/// `GIT_ATTR_SOURCE`); see the module table.
+/// `GIT_ATTR_SOURCE`); the `git_inspect` module docs give the reason for each.
 pub(super) const ENVIRONMENT: &[(&str, &str)] = &[
     ("HOME", "/nonexistent"),
     ("XDG_CONFIG_HOME", "/nonexistent"),
@@ -93,7 +29,8 @@ pub(super) const ENVIRONMENT: &[(&str, &str)] = &[
     ("LANG", "C"),
 ];
 
-/// The configuration every git run is given with `-c`; see the module table.
+/// The configuration every git run is given with `-c`; the `git_inspect` module docs give the
+/// reason for each.
 pub(super) const FIXED_OVERRIDES: &[(&str, &str)] = &[
     ("core.fsmonitor", "false"),
     ("core.useBuiltinFSMonitor", "false"),
@@ -427,6 +364,28 @@ diff.external\nx\0diff.rust.textconv\ncat\0Filter.Up.smudge\ny\0extensions.objec
         let parsed = ConfigListing::parse(b"filter.x=y.clean\nevil\0");
         let err = parsed.driver_overrides().unwrap_err();
         assert_eq!(err.code, ErrorCode::SandboxCommandBlocked);
+    }
+
+    /// The module docs are the list of what is switched off: every override and variable
+    /// here appears there, with its value.
+    #[test]
+    fn the_documented_tables_match_the_code() {
+        let docs = include_str!("mod.rs");
+        for (key, value) in FIXED_OVERRIDES.iter().chain(ENVIRONMENT) {
+            let row = docs
+                .lines()
+                .find(|line| line.starts_with("//! | ") && line.contains(&format!("`{key}`")))
+                .unwrap_or_else(|| panic!("`{key}` is not in the documented tables"));
+            let shown = if value.is_empty() {
+                "empty".to_owned()
+            } else {
+                format!("`{value}`")
+            };
+            assert!(
+                row.contains(&shown),
+                "`{key}` = {shown} is not what the docs say: {row}"
+            );
+        }
     }
 
     #[test]

@@ -7,22 +7,91 @@
 //! * **No program from any git configuration runs**: git runs with a cleared environment, no
 //!   system or global configuration, attributes from the empty tree, `-c` overrides for every
 //!   program-valued key and for every driver the repository defines, and the flags that keep
-//!   pagers, external diffs, textconv and signature checks off. The full list, and why each
-//!   item is there, is in [`hardened`]; `tests/hostile_repo.rs` builds a hostile repository
-//!   for each and checks that its program never runs.
+//!   pagers, external diffs, textconv and signature checks off (the full list and why each
+//!   item is there: [What is switched off](#what-is-switched-off)); `tests/hostile_repo.rs`
+//!   builds a hostile repository for each and checks that its program never runs.
 //! * **Nothing outside the workspace is read or printed**: the repository is found in-process
-//!   ([`repo`]); a `.git` file, `commondir`, alternates or symbolic link leading outside the
+//!   (`repo.rs`); a `.git` file, `commondir`, alternates or symbolic link leading outside the
 //!   roots is refused (`sandbox_read_blocked`). A workspace that is a subfolder of its
 //!   repository works, limited to its own paths: every command gets the workspace as its
-//!   pathspec, diffs use `--relative`, blame is rendered without file names ([`blame`]), and a
+//!   pathspec, diffs use `--relative`, blame is rendered without file names (`blame.rs`), and a
 //!   `rev` is resolved to commit ids before git sees it, so `show HEAD:../x`, a tree or a blob
-//!   id are refused ([`revs`]).
+//!   id are refused (`revs.rs`).
 //! * **It changes nothing**: `GIT_OPTIONAL_LOCKS=0` and `diff.autoRefreshIndex=false` keep
 //!   the index as it is, hooks are off, and the command is confined with a scope that writes
 //!   nowhere; it needs no approval in any sandbox mode.
 //! * `rev` cannot inject options, and paths go after `--`, resolved by the sandbox and matched
 //!   literally;
 //! * output keeps its head within the limits, with a notice saying how much was cut.
+//!
+//! # What is switched off
+//!
+//! Think of the repository as the attacker: it controls `.git/config` (and every file that
+//! config includes), `.gitattributes`, `.git/info/attributes`, submodules and their configs.
+//! Git runs programs from all of them. Every run here is built the same way:
+//!
+//! **Environment**: cleared, then only what this table lists, plus `PATH` (the system
+//! directories and git's own) and the explicit `GIT_DIR` / `GIT_WORK_TREE` of the checked
+//! repository — so no `GIT_*` variable of the caller (`GIT_SSH`,
+//! `GIT_EXTERNAL_DIFF`, `GIT_PAGER`, `GIT_CONFIG_PARAMETERS`, `GIT_TRACE*`, …), no
+//! `PAGER`, no secrets reach git.
+//!
+//! | variable | value | why |
+//! |---|---|---|
+//! | `HOME`, `XDG_CONFIG_HOME` | `/nonexistent` | no `~/.gitconfig`, `~/.config/git/{config,attributes,ignore}` |
+//! | `GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_SYSTEM`, `GIT_CONFIG_GLOBAL` | `1`, `/dev/null`, `/dev/null` | only the repository's config is read, and ours |
+//! | `GIT_ATTR_NOSYSTEM` | `1` | no system attributes file |
+//! | `GIT_ATTR_SOURCE` | the empty tree | attributes come from no tree: no `.gitattributes` in the work tree or index can name a filter or diff driver (git 2.40+) |
+//! | `GIT_TERMINAL_PROMPT` | `0` | never ask for credentials |
+//! | `GIT_OPTIONAL_LOCKS` | `0` | `status` does not rewrite the index |
+//! | `GIT_NO_LAZY_FETCH` | `1` | a partial clone does not fetch missing objects (ssh, remote helpers, credential helpers) |
+//! | `GIT_PROTOCOL_FROM_USER`, `GIT_ALLOW_PROTOCOL` | `0`, empty | no transport at all |
+//! | `GIT_LITERAL_PATHSPECS` | `1` | paths are paths, not pathspec magic |
+//! | `LC_ALL`, `LANG` | `C` | stable messages |
+//!
+//! **Configuration overrides** (`-c`, which wins over every file), a fixed list:
+//!
+//! | key | value | what it would run or read |
+//! |---|---|---|
+//! | `core.fsmonitor`, `core.useBuiltinFSMonitor` | `false` | an fsmonitor hook program (or daemon) on `status` and `diff` |
+//! | `core.hooksPath` | `/dev/null` | hooks: `git diff` rewrites the index and runs `post-index-change` |
+//! | `core.pager` | `cat` | a pager (also `--no-pager`) |
+//! | `core.sshCommand`, `core.askPass`, `credential.helper`, `core.gitProxy`, `core.alternateRefsCommand` | empty | ssh, askpass, credential helpers, proxies |
+//! | `protocol.allow` | `never` | any transport, `ext::` commands included |
+//! | `gpg.program`, `gpg.openpgp.program`, `gpg.x509.program`, `gpg.ssh.program`, `gpg.ssh.defaultKeyCommand` | empty | signature programs |
+//! | `gpg.ssh.allowedSignersFile`, `gpg.ssh.revocationFile` | empty | files read from anywhere |
+//! | `log.showSignature` | `false` | `gpg.program` on every `log`/`show` (also `--no-show-signature`) |
+//! | `diff.external` | empty | an external diff program (also `--no-ext-diff`) |
+//! | `diff.autoRefreshIndex` | `false` | `git diff` rewriting the index |
+//! | `diff.orderFile` | `/dev/null` | a file read from anywhere |
+//! | `diff.submodule`, `diff.ignoreSubmodules`, `status.submoduleSummary`, `submodule.recurse` | `short`, `all`, `false`, `false` | git run inside submodules, under *their* configs |
+//! | `core.attributesFile`, `core.excludesFile` | `/dev/null` | attribute and ignore files read from anywhere |
+//! | `log.mailmap`, `mailmap.file`, `mailmap.blob` | `false`, `/dev/null`, empty | a mailmap read from anywhere, rewriting names |
+//! | `status.relativePaths` | `true` | paths shown relative to the workspace |
+//! | `color.ui` | `false` | escape sequences |
+//! | `core.quotePath` | `false` | non-ASCII names readable (control characters stay quoted) |
+//!
+//! (`trace2.*` targets, which would write files, are read only from the system and global
+//! configuration, which are not read at all.)
+//! | `gc.auto`, `maintenance.auto` | `0`, `false` | background maintenance |
+//!
+//! **Driver overrides**: before each call the repository's configuration is listed
+//! (`git config --list --includes`, under the same environment) and every driver it defines is
+//! switched off by name — `filter.<name>.{clean,smudge,process}` empty and `.required=false`,
+//! `diff.<name>.{command,textconv}` empty — on top of `GIT_ATTR_SOURCE` (so git older than 2.40
+//! is covered too, as is `.git/info/attributes`). A driver name `-c` cannot spell (one holding
+//! `=` or a newline) makes the call refuse to run.
+//!
+//! **Command-line flags** on top: `--no-pager`, `--no-optional-locks`, `--no-ext-diff`,
+//! `--no-textconv`, `--no-show-signature`, `--submodule=short`, `--ignore-submodules=all` and an
+//! explicit `--pretty` where the subcommand takes them; `--ignore-revs-file=` for blame.
+//!
+//! Not disabled because they cannot run here: aliases (git never lets an alias shadow a
+//! built-in, and only built-ins run), editors, merge drivers, `uploadpack.*`, remote helpers
+//! (no transport), `core.worktree` (the explicit `GIT_WORK_TREE` wins). `include.path` and
+//! `includeIf` are followed by git and may read files elsewhere, but nothing they set can
+//! outrank the overrides above. Every run is also confined by the `CommandConfinement` port
+//! with a scope that writes nowhere and has no network.
 
 mod blame;
 mod hardened;
