@@ -515,13 +515,21 @@ async fn a_hook_that_crashes_inside_a_shell_is_a_failure_and_lower_exits_are_war
             failure.message
         );
     }
-    for (command, code) in [("exit 1", "code 1"), ("exit 127", "code 127"), ("exit 3", "code 3")] {
+    for (command, code) in [
+        ("exit 1", "code 1"),
+        ("exit 127", "code 127"),
+        ("exit 3", "code 3"),
+    ] {
         let engine = engine(&commands("PreToolUse", "*", &[command]));
         let outcome = engine
             .pre_tool_use(&call(ws.path(), "write", json!({"path": "a.txt"})))
             .await
             .unwrap_or_else(|f| panic!("{command}: {}", f.message));
         assert_eq!(outcome.decision, PreToolDecision::Continue, "{command}");
-        assert!(outcome.warnings[0].contains(code), "{command}: {:?}", outcome.warnings);
+        assert!(
+            outcome.warnings[0].contains(code),
+            "{command}: {:?}",
+            outcome.warnings
+        );
     }
 }

@@ -254,7 +254,12 @@ fn protected_path_rules(policy: &dyn SandboxPolicy, ws: &Path) {
         resolve(input, SandboxMode::WorkspaceWrite, PathAccess::Read)
             .unwrap_or_else(|e| panic!("reading the guard `{input}` is allowed: {e:?}"));
     }
-    for input in [".github/workflows/ci.yml", ".gitignore", "git/config", "kun.toml"] {
+    for input in [
+        ".github/workflows/ci.yml",
+        ".gitignore",
+        "git/config",
+        "kun.toml",
+    ] {
         resolve(input, SandboxMode::WorkspaceWrite, PathAccess::Write)
             .unwrap_or_else(|e| panic!("`{input}` is not a guard and may be written: {e:?}"));
     }
