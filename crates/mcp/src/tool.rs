@@ -81,7 +81,7 @@ pub(crate) fn access_denied(
 ) -> Option<ToolResult> {
     let denied = access.check_context(ctx).err()?;
     let workspace = ctx.workspace_roots.first().map(PathBuf::as_path);
-    let mut result = ToolResult::tool_error(denied.message(server, workspace));
+    let mut result = ToolResult::tool_error(access.explain(denied, server, workspace));
     if let Value::Object(map) = &mut result.output {
         map.insert("mcp_access".to_owned(), json!(denied.as_str()));
         map.insert("server".to_owned(), json!(server));
