@@ -173,7 +173,10 @@ fn wire(
         .iter()
         .flat_map(|provider| provider.tools())
         .map(|tool| tool.spec().name.clone());
-    crate::lists::check(&settings, &crate::lists::KnownNames::new(registered, &settings))?;
+    crate::lists::check(
+        &settings,
+        &crate::lists::KnownNames::new(registered, &settings),
+    )?;
     let mut child = ChildRegistryBuilder::default();
     child.add(Arc::clone(&kept.builtin));
     let registry = Arc::new(CapabilityRegistry::with_providers(

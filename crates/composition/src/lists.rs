@@ -34,7 +34,11 @@ impl KnownNames {
         let always = PlanWhitelist::DEFAULT_NAMES
             .iter()
             .chain(OPTIONAL_TOOLS)
-            .chain(&[kun_mcp::SEARCH_TOOL, kun_mcp::DESCRIBE_TOOL, kun_mcp::CALL_TOOL]);
+            .chain(&[
+                kun_mcp::SEARCH_TOOL,
+                kun_mcp::DESCRIBE_TOOL,
+                kun_mcp::CALL_TOOL,
+            ]);
         names.extend(always.map(|name| (*name).to_owned()));
         let slugs = kun_mcp::naming::server_slugs(settings.mcp_servers.keys().map(String::as_str));
         let mcp_prefixes = slugs.values().map(|slug| format!("mcp_{slug}_")).collect();
@@ -94,7 +98,9 @@ impl KnownNames {
             Source::User(p) | Source::Workspace(p) | Source::ConfigFlag(p) | Source::McpJson(p) => {
                 let line = std::fs::read_to_string(&p).ok().and_then(|text| {
                     let quoted = serde_json::to_string(entry).unwrap_or_default();
-                    text.lines().position(|l| l.contains(&quoted)).map(|i| i + 1)
+                    text.lines()
+                        .position(|l| l.contains(&quoted))
+                        .map(|i| i + 1)
                 });
                 (p, key.to_owned(), line)
             }

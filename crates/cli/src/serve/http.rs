@@ -152,7 +152,10 @@ impl Admission {
                 "Bearer realm=\"kun-tools\", error=\"invalid_token\"",
             ),
         };
-        let mut response = plain(StatusCode::UNAUTHORIZED, format!("{why} {TOKEN_GUIDANCE}\n"));
+        let mut response = plain(
+            StatusCode::UNAUTHORIZED,
+            format!("{why} {TOKEN_GUIDANCE}\n"),
+        );
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,
             header::HeaderValue::from_static(challenge),
@@ -428,7 +431,11 @@ mod tests {
         ];
         for (origin, allowed, passes) in cases {
             let allowed: Vec<String> = allowed.iter().map(|s| (*s).to_owned()).collect();
-            assert_eq!(origin_allowed(origin, &allowed), *passes, "{origin} {allowed:?}");
+            assert_eq!(
+                origin_allowed(origin, &allowed),
+                *passes,
+                "{origin} {allowed:?}"
+            );
         }
     }
 }
