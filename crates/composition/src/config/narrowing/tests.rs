@@ -289,3 +289,12 @@ fn reports_escape_what_the_repository_wrote() {
         assert!(!line.chars().any(|c| c.is_control()), "{line:?}");
     }
 }
+
+/// The README's table names every key, so users can see each rule.
+#[test]
+fn the_readme_documents_every_key() {
+    let readme = include_str!("../../../README.md");
+    for (key, _) in RULES {
+        assert!(readme.contains(&format!("`{key}`")), "README lacks `{key}`");
+    }
+}
