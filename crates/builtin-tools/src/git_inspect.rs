@@ -317,7 +317,7 @@ impl GitInspectTool {
         let finished = running
             .drive(
                 self.config.timeout,
-                &ctx.turn.abort,
+                ctx.turn.abort,
                 |stream, chunk| match stream {
                     Stream::Stdout => stdout.push(chunk),
                     Stream::Stderr => stderr.push(chunk),

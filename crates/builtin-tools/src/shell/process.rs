@@ -16,7 +16,7 @@
 
 use crate::Failure;
 use kun_ports::{
-    AbortSignal, CommandConfinement, ConfinementScope, ErrorCode, SandboxMode, ToolHostContext,
+    AbortSignal, CommandConfinement, ConfinementScope, ErrorCode, SandboxMode, ToolTurn,
 };
 use rustix::process::{Pid, Signal, kill_process_group};
 use std::os::unix::fs::PermissionsExt;
@@ -115,7 +115,7 @@ pub(crate) fn prepare(command: &mut Command, cwd: &Path) {
 
 /// The confinement scope of a workspace command: the roots writable (every path under
 /// danger-full-access), each root's `.git` read-only.
-pub(crate) fn workspace_scope(turn: &ToolHostContext, network: NetworkAccess) -> ConfinementScope {
+pub(crate) fn workspace_scope(turn: &ToolTurn<'_>, network: NetworkAccess) -> ConfinementScope {
     if turn.sandbox == SandboxMode::DangerFullAccess {
         return ConfinementScope {
             writable_roots: vec![PathBuf::from("/")],
@@ -124,7 +124,7 @@ pub(crate) fn workspace_scope(turn: &ToolHostContext, network: NetworkAccess) ->
         };
     }
     ConfinementScope {
-        writable_roots: turn.workspace_roots.clone(),
+        writable_roots: turn.workspace_roots.to_vec(),
         read_only_paths: turn
             .workspace_roots
             .iter()

@@ -83,12 +83,12 @@ pub(crate) async fn run_script(
     observe: &mut (dyn FnMut(&[u8]) + Send),
 ) -> Result<CommandRun, Failure> {
     let command = process::shell_command(script, ctx.turn.primary_root());
-    let scope = process::workspace_scope(ctx.turn, config.network);
+    let scope = process::workspace_scope(&ctx.turn, config.network);
     let running = process::spawn(command, confinement, &scope)?;
     let mut output = OutputAccumulator::with_spill(config.limits, config.spill.clone());
     let mut live = Utf8Chunker::new();
     let finished = running
-        .drive(timeout, &ctx.turn.abort, |_stream: Stream, chunk: &[u8]| {
+        .drive(timeout, ctx.turn.abort, |_stream: Stream, chunk: &[u8]| {
             output.push(chunk);
             observe(chunk);
             if config.progress == ProgressForwarding::Forward {
