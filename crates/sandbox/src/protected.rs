@@ -95,23 +95,31 @@ pub struct InvalidException {
 
 impl ProtectedPaths {
     /// The rule with these exceptions: workspace-relative paths (`.claude/commands`,
-    /// `.kun/plans`), `/`-separated; each allows writes at or under it in every root.
+    /// `.kun/plans`); each allows writes at or under it in every root. Strings and paths both
+    /// work, so the config's `Vec<PathBuf>` goes in as it is.
+    ///
+    /// ```
+    /// use kun_sandbox::ProtectedPaths;
+    /// let rule = ProtectedPaths::with_exceptions([".claude/commands"])?;
+    /// assert_eq!(rule.exceptions().len(), 1);
+    /// assert!(ProtectedPaths::with_exceptions(["../.git"]).is_err());
+    /// # Ok::<(), kun_sandbox::InvalidException>(())
+    /// ```
     ///
     /// # Errors
     /// [`InvalidException`] for an empty, absolute or `..`-containing entry.
     pub fn with_exceptions<I, S>(exceptions: I) -> Result<Self, InvalidException>
     where
         I: IntoIterator<Item = S>,
-        S: AsRef<str>,
+        S: AsRef<Path>,
     {
         let mut out = Vec::new();
         for entry in exceptions {
-            let entry = entry.as_ref();
+            let path = entry.as_ref();
             let invalid = |reason| InvalidException {
-                entry: entry.to_owned(),
+                entry: path.display().to_string(),
                 reason,
             };
-            let path = Path::new(entry);
             if path.is_absolute() {
                 return Err(invalid(
                     "it is absolute; give a path relative to the workspace root",
@@ -278,6 +286,13 @@ mod tests {
                 PathBuf::from(".claude/commands"),
                 PathBuf::from(".kun/plans")
             ]
+        );
+        let from_config = vec![PathBuf::from(".kun/plans")];
+        assert_eq!(
+            ProtectedPaths::with_exceptions(&from_config)
+                .unwrap()
+                .exceptions(),
+            [PathBuf::from(".kun/plans")]
         );
         for bad in ["", ".", "/abs/.git", "../.git", ".kun/../.git"] {
             let err = ProtectedPaths::with_exceptions([bad]).unwrap_err();
