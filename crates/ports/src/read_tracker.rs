@@ -70,6 +70,27 @@ impl fmt::Display for FileRevision {
     }
 }
 
+/// Parses the `<size>:<mtime in ns>` token back.
+///
+/// ```
+/// use kun_ports::FileRevision;
+/// let revision: FileRevision = "12:345".parse().unwrap();
+/// assert_eq!(revision, FileRevision { size: 12, modified_ns: 345 });
+/// assert!("12".parse::<FileRevision>().is_err());
+/// ```
+impl std::str::FromStr for FileRevision {
+    type Err = String;
+
+    fn from_str(token: &str) -> Result<Self, Self::Err> {
+        let invalid = || format!("`{token}` is not a revision (`<size>:<mtime in ns>`)");
+        let (size, modified) = token.split_once(':').ok_or_else(invalid)?;
+        Ok(Self {
+            size: size.parse().map_err(|_| invalid())?,
+            modified_ns: modified.parse().map_err(|_| invalid())?,
+        })
+    }
+}
+
 /// Remembers what each thread saw of each file.
 #[cfg_attr(feature = "testkit", mockall::automock)]
 pub trait ReadTracker: Send + Sync {
