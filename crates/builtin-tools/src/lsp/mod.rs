@@ -426,3 +426,85 @@ impl TypedTool for LspTool {
         self.ask(args, ctx).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use render::{Diagnostic, Location, Symbol};
+
+    #[test]
+    fn a_default_server_that_is_missing_names_what_to_install() {
+        let config = LspConfig {
+            servers: vec![LspServerConfig {
+                language_id: "python".into(),
+                command: "kun-test-no-such-server".into(),
+                args: vec![],
+                extensions: vec!["py".into()],
+            }],
+            ..LspConfig::default()
+        };
+        let tool = LspTool::new(config, Arc::new(NoSpawn));
+        let failure = tool.usable_server(Path::new("a.py")).unwrap_err();
+        assert_eq!(failure.code, ErrorCode::LspUnavailable);
+        assert!(failure.message.contains("`kun-test-no-such-server` is not installed"));
+        let other = tool.usable_server(Path::new("a.zig")).unwrap_err();
+        assert_eq!(other.code, ErrorCode::LspUnavailable);
+        assert!(other.message.contains(".py"), "{}", other.message);
+        assert_eq!(install_hint("pylsp"), Some("pip install python-lsp-server"));
+        assert_eq!(install_hint("gopls"), Some("go install golang.org/x/tools/gopls@latest"));
+    }
+
+    /// A confinement never asked (no server starts in these tests).
+    struct NoSpawn;
+
+    impl CommandConfinement for NoSpawn {
+        fn tier(&self) -> kun_ports::ConfinementTier {
+            kun_ports::ConfinementTier::None
+        }
+        fn confine(
+            &self,
+            _command: &mut std::process::Command,
+            _scope: &ConfinementScope,
+        ) -> Result<(), kun_ports::ConfinementError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn renderings() {
+        let at = |path: &str, line, text: Option<&str>| Location {
+            path: path.into(),
+            line,
+            column: 5,
+            text: text.map(str::to_owned),
+        };
+        assert_eq!(
+            render::render_locations(&[at("a.py", 1, Some("def f():")), at("b.py", 9, None)]),
+            "a.py:1:5: def f():\nb.py:9:5"
+        );
+        assert_eq!(render::render_locations(&[]), "no locations found");
+        let symbol = |name: &str, depth| Symbol {
+            name: name.into(),
+            kind: "class".into(),
+            line: 5,
+            column: 7,
+            depth,
+        };
+        assert_eq!(
+            render::render_symbols(&[symbol("Square", 0), symbol("side", 1)]),
+            "5:7 class Square\n  5:7 class side"
+        );
+        let diagnostic = Diagnostic {
+            line: 3,
+            column: 7,
+            severity: "error".into(),
+            message: "invalid syntax".into(),
+            source: Some("pyflakes".into()),
+        };
+        assert_eq!(
+            render::render_diagnostics(&[diagnostic], true),
+            "3:7 error: invalid syntax (pyflakes)"
+        );
+        assert_eq!(render::render_diagnostics(&[], true), "no diagnostics");
+    }
+}
