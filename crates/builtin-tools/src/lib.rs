@@ -17,10 +17,10 @@ pub use args::{Failure, Outcome, finish, parse_args};
 pub use fs::{
     EditOutput, ImageOutput, ReadBody, ReadOutput, SendOutput, TextPage, WriteChange, WriteOutput,
 };
+pub use kun_ports::{output_schema_for, sanitize_schema, schema_for};
+pub use limits::OutputLimits;
 pub use lsp::{LspAnswer, LspOutput};
+pub use provider::{BuiltinOptions, BuiltinProvider, Preset};
 pub use repo_map::RepoMapOutput;
 pub use search::{GlobOutput, GrepMatch, GrepOutput, LsEntry, LsOutput, PageFields};
 pub use shell::{BackgroundOutput, BashOutput, CapturedOutput, VerifyOutput};
-pub use kun_ports::{output_schema_for, sanitize_schema, schema_for};
-pub use limits::OutputLimits;
-pub use provider::{BuiltinOptions, BuiltinProvider, Preset};

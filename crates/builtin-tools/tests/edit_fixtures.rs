@@ -78,9 +78,7 @@ async fn run_case(dir: &Path, tool: &EditTool) -> Result<(), String> {
                     (got, _) => got.cloned().unwrap_or(Value::Null),
                 };
                 if &got != value {
-                    return Err(format!(
-                        "output field {key}: expected {value}, got {got}"
-                    ));
+                    return Err(format!("output field {key}: expected {value}, got {got}"));
                 }
             }
         }

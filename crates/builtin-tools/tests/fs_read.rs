@@ -68,7 +68,8 @@ async fn pages_concatenate_back_to_the_whole_file() {
             assert_eq!(page.get("truncated_by"), None, "no padding: {page}");
             assert_eq!(page["end_line"], 250);
             assert!(
-                out.model_text().starts_with(&format!("lines {offset}–250 of 250\n")),
+                out.model_text()
+                    .starts_with(&format!("lines {offset}–250 of 250\n")),
                 "a last page of several says where it is: {}",
                 out.model_text()
             );

@@ -136,10 +136,7 @@ async fn definition_references_hover_symbols_diagnostics() {
         json!({"action": "document_symbols", "path": "shapes.py"}),
     )
     .await;
-    assert!(
-        text.lines().any(|l| l == "1:1 function area"),
-        "{text}"
-    );
+    assert!(text.lines().any(|l| l == "1:1 function area"), "{text}");
     let names: Vec<&str> = symbols["symbols"]
         .as_array()
         .unwrap()
@@ -210,7 +207,9 @@ async fn a_missing_server_is_lsp_unavailable_before_any_approval() {
     let refused = tool.preflight(&args, &ws.ctx).unwrap_err();
     assert_eq!(refused.code, kun_ports::ErrorCode::LspUnavailable);
     assert!(
-        refused.message.contains("`/nonexistent/pylsp` is not installed"),
+        refused
+            .message
+            .contains("`/nonexistent/pylsp` is not installed"),
         "{}",
         refused.message
     );
@@ -218,7 +217,9 @@ async fn a_missing_server_is_lsp_unavailable_before_any_approval() {
     let result = tool.execute(args, ws.tool_context("c")).await.unwrap();
     assert_eq!(result.error_code(), Some("lsp_unavailable"));
     assert!(
-        result.model_text().starts_with("the python language server"),
+        result
+            .model_text()
+            .starts_with("the python language server"),
         "{}",
         result.model_text()
     );

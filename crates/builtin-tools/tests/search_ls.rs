@@ -54,8 +54,18 @@ async fn lists_everything_sorted_with_directories_marked() {
     assert_eq!(names(&result.output), expected);
     assert_eq!(result.output["total"], expected.len());
     assert_eq!(result.output.get("next_cursor"), None);
-    assert_eq!(result.output.get("notice"), None, "nothing to say: no notice");
-    assert_eq!(result.model_text(), expected.join("\n").replace("linkdir", "linkdir -> dir/").replace("link.txt", "link.txt -> file"));
+    assert_eq!(
+        result.output.get("notice"),
+        None,
+        "nothing to say: no notice"
+    );
+    assert_eq!(
+        result.model_text(),
+        expected
+            .join("\n")
+            .replace("linkdir", "linkdir -> dir/")
+            .replace("link.txt", "link.txt -> file")
+    );
 
     let readme = &result.output["entries"][5];
     assert_eq!(

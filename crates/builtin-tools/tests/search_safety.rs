@@ -198,7 +198,9 @@ async fn long_lines_are_clipped_around_the_match() {
         result.output
     );
     assert!(
-        result.model_text().ends_with("read the file for the full line]"),
+        result
+            .model_text()
+            .ends_with("read the file for the full line]"),
         "{}",
         result.model_text()
     );

@@ -10,8 +10,8 @@ use crate::Failure;
 use crate::output::format_size;
 use async_trait::async_trait;
 use kun_ports::{
-    ImBridge, PathAccess, SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy,
-    ToolSpec, TypedTool,
+    ImBridge, PathAccess, SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy, ToolSpec,
+    TypedTool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -446,12 +446,19 @@ mod tests {
         let tool = LspTool::new(config, Arc::new(NoSpawn));
         let failure = tool.usable_server(Path::new("a.py")).unwrap_err();
         assert_eq!(failure.code, ErrorCode::LspUnavailable);
-        assert!(failure.message.contains("`kun-test-no-such-server` is not installed"));
+        assert!(
+            failure
+                .message
+                .contains("`kun-test-no-such-server` is not installed")
+        );
         let other = tool.usable_server(Path::new("a.zig")).unwrap_err();
         assert_eq!(other.code, ErrorCode::LspUnavailable);
         assert!(other.message.contains(".py"), "{}", other.message);
         assert_eq!(install_hint("pylsp"), Some("pip install python-lsp-server"));
-        assert_eq!(install_hint("gopls"), Some("go install golang.org/x/tools/gopls@latest"));
+        assert_eq!(
+            install_hint("gopls"),
+            Some("go install golang.org/x/tools/gopls@latest")
+        );
     }
 
     /// A confinement never asked (no server starts in these tests).

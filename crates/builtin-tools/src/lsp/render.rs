@@ -108,7 +108,8 @@ pub(crate) fn render_diagnostics(diagnostics: &[Diagnostic], published: bool) ->
         return if published {
             "no diagnostics".to_owned()
         } else {
-            "no diagnostics: the server published none in time (it may still be starting)".to_owned()
+            "no diagnostics: the server published none in time (it may still be starting)"
+                .to_owned()
         };
     }
     let mut text = String::new();
@@ -116,7 +117,11 @@ pub(crate) fn render_diagnostics(diagnostics: &[Diagnostic], published: bool) ->
         if !text.is_empty() {
             text.push('\n');
         }
-        let _ = write!(text, "{}:{} {}: {}", d.line, d.column, d.severity, d.message);
+        let _ = write!(
+            text,
+            "{}:{} {}: {}",
+            d.line, d.column, d.severity, d.message
+        );
         if let Some(source) = &d.source {
             let _ = write!(text, " ({source})");
         }

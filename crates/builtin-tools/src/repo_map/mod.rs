@@ -59,7 +59,10 @@ pub struct RepoMapOutput {
     pub file_cap_reached: bool,
 }
 
-#[allow(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if signature")]
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if signature"
+)]
 const fn is_zero(n: &usize) -> bool {
     *n == 0
 }

@@ -16,7 +16,7 @@
 //! | action | rendering |
 //! |---|---|
 //! | start | `started bg-1: npm run dev` |
-//! | list | one line per job: `bg-1 running, 12 s, 340 bytes unread: npm run dev` |
+//! | list | one line per job: `bg-1 running, 340 bytes unread: npm run dev` |
 //! | read | the new output (after a truncation notice), then `bg-1 running` / `bg-1 exited with code 0` |
 //! | kill | `bg-1 killed` |
 
@@ -31,9 +31,9 @@ use kun_ports::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -262,10 +262,9 @@ fn render(output: &BackgroundOutput) -> String {
                 }
                 let _ = write!(
                     text,
-                    "{} {}, {} s, {} bytes unread: {}",
+                    "{} {}, {} bytes unread: {}",
                     job.id,
                     job.state.describe(),
-                    job.running_seconds,
                     job.unread_bytes,
                     job.command
                 );
@@ -279,7 +278,11 @@ fn render(output: &BackgroundOutput) -> String {
                 text.push('\n');
             }
             let new = read.output.trim_end_matches('\n');
-            text.push_str(if new.is_empty() { "(no new output)" } else { new });
+            text.push_str(if new.is_empty() {
+                "(no new output)"
+            } else {
+                new
+            });
             let _ = write!(text, "\n{} {}", read.id, read.state.describe());
             text
         }
@@ -385,13 +388,11 @@ impl BackgroundShellTool {
             live = limits.max_live_per_thread,
             hours = limits.timeout.as_secs() / 3_600,
         );
-        let spec = ToolSpec::typed::<BackgroundArgs, BackgroundOutput>(
-            "background_shell",
-            description,
-        )
-        .with_kind(ToolKind::CommandExecution)
-        .with_policy(ToolPolicy::OnRequest)
-        .with_side_effect(SideEffect::Unknown);
+        let spec =
+            ToolSpec::typed::<BackgroundArgs, BackgroundOutput>("background_shell", description)
+                .with_kind(ToolKind::CommandExecution)
+                .with_policy(ToolPolicy::OnRequest)
+                .with_side_effect(SideEffect::Unknown);
         Self {
             spec,
             config,

@@ -15,7 +15,7 @@
 //!
 //! With no check to run the call fails with `no_checks_found` in the host's preflight (step
 //! 10b), before anyone is asked to approve it. The model reads one line per check
-//! (`PASS cargo check --all-targets (3.2 s)`, `FAIL cargo test: exit code 101`), each failure
+//! (`PASS cargo check --all-targets`, `FAIL cargo test: exit code 101`), each failure
 //! followed by its error lines (or, when none were recognised, the tail of its output) and
 //! the path of the full output when it was saved.
 
@@ -235,22 +235,26 @@ fn render(output: &VerifyOutput) -> String {
         if !text.is_empty() {
             text.push('\n');
         }
-        let seconds = check.duration_ms as f64 / 1000.0;
         if check.passed {
-            let _ = write!(text, "PASS {} ({seconds:.1} s)", check.command);
+            let _ = write!(text, "PASS {}", check.command);
             continue;
         }
         let why = match check.exit_code {
             Some(code) => format!("exit code {code}"),
             None => check.summary.lines().next().unwrap_or_default().to_owned(),
         };
-        let _ = write!(text, "FAIL {}: {why} ({seconds:.1} s)", check.command);
+        let _ = write!(text, "FAIL {}: {why}", check.command);
         let detail = if check.error_lines.is_empty() {
             check.output_tail.trim_end_matches('\n')
         } else {
             ""
         };
-        for line in check.error_lines.iter().map(String::as_str).chain(detail.lines()) {
+        for line in check
+            .error_lines
+            .iter()
+            .map(String::as_str)
+            .chain(detail.lines())
+        {
             let _ = write!(text, "\n  {line}");
         }
         if let Some(path) = &check.full_output_path {

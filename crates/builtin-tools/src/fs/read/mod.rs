@@ -25,8 +25,8 @@ use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use base64::Engine as _;
 use kun_ports::{
-    ContentBlock, FileRevision, PathAccess, ReadObservation, ResolvedPath, SideEffect,
-    ToolContext, ToolHostContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
+    ContentBlock, FileRevision, PathAccess, ReadObservation, ResolvedPath, SideEffect, ToolContext,
+    ToolHostContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
 };
 use paging::{Page, PageRequest, Stop};
 use schemars::JsonSchema;

@@ -202,11 +202,7 @@ mod tests {
                 "lines 1–2 of 5120; continue with offset 3\n1│x\n2│\ty",
             ),
             ("empty file", page("", 1, 0, 0), "(empty file)"),
-            (
-                "UTF-8 as is",
-                page("café ✓\n", 1, 1, 1),
-                "1│café ✓",
-            ),
+            ("UTF-8 as is", page("café ✓\n", 1, 1, 1), "1│café ✓"),
         ];
         for (name, page, expected) in cases {
             assert_eq!(render_page(&page, limits), expected, "{name}");
