@@ -77,7 +77,8 @@ impl SendImAttachmentTool {
         }
         let resolved = ctx.resolve_path(&args.path, PathAccess::Read)?;
         // Checks it is a regular file now, without following a swapped-in link.
-        let file = no_follow::open_file(&resolved.physical)?;
+        let file = no_follow::open_file(&resolved.physical)
+            .map_err(|err| err.named(&resolved.relative))?;
         let byte_size = file.metadata()?.len();
         drop(file);
         let caption = args.caption.filter(|c| !c.trim().is_empty());

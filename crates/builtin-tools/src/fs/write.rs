@@ -129,7 +129,8 @@ fn write_file(resolved: &ResolvedPath, content: &str) -> Result<WriteOutput, Fai
         .ok()
         .filter(|meta| meta.len() <= MAX_DIFFED_FILE_BYTES)
         .and_then(|_| no_follow::read_file(&resolved.physical).ok());
-    let kind = no_follow::write_file(&resolved.physical, content.as_bytes())?;
+    let kind = no_follow::write_file(&resolved.physical, content.as_bytes())
+        .map_err(|err| err.named(&resolved.relative))?;
     let revision = std::fs::symlink_metadata(&resolved.physical)
         .map(|meta| FileRevision::of(&meta).to_string())
         .unwrap_or_default();

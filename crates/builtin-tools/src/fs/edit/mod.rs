@@ -113,7 +113,8 @@ fn edit_file(
     pairs: &[(String, String)],
     shape: EditShape,
 ) -> Result<EditOutput, Failure> {
-    let bytes = no_follow::read_file(&resolved.physical)?;
+    let bytes =
+        no_follow::read_file(&resolved.physical).map_err(|err| err.named(&resolved.relative))?;
     let content = String::from_utf8(bytes).map_err(|_| {
         Failure::new(format!(
             "{} is not UTF-8 text; edit changes text files only (use write to replace it whole)",
@@ -135,7 +136,8 @@ fn edit_file(
         &applied.replacements,
         &resolved.relative,
     );
-    no_follow::write_file(&resolved.physical, applied.content.as_bytes())?;
+    no_follow::write_file(&resolved.physical, applied.content.as_bytes())
+        .map_err(|err| err.named(&resolved.relative))?;
     let revision = std::fs::symlink_metadata(&resolved.physical)
         .map(|meta| FileRevision::of(&meta).to_string())
         .unwrap_or_default();

@@ -117,7 +117,8 @@ fn read_file(
     max_image_bytes: u64,
 ) -> Result<ReadOutput, Failure> {
     let path = resolved.relative.clone();
-    let mut file = no_follow::open_file(&resolved.physical)?;
+    let mut file =
+        no_follow::open_file(&resolved.physical).map_err(|err| err.named(&resolved.relative))?;
     let meta = file.metadata()?;
     let revision = FileRevision::of(&meta).to_string();
     if let Some(expected) = args.expected_revision.as_deref()
