@@ -65,8 +65,14 @@ fn workspace() -> TestWorkspace {
         "README.md",
         "# service\n\nA small request router.\n\n## Run\n\n    cargo run\n",
     );
-    ws.write("Cargo.toml", "[package]\nname = \"service\"\nversion = \"0.1.0\"\n");
-    ws.write("docs/design.md", "# Design\n\nRequests go through `route`.\n");
+    ws.write(
+        "Cargo.toml",
+        "[package]\nname = \"service\"\nversion = \"0.1.0\"\n",
+    );
+    ws.write(
+        "docs/design.md",
+        "# Design\n\nRequests go through `route`.\n",
+    );
     ws.write(".gitignore", "target/\n");
     let long: String = (1..=3_000).map(|i| format!("entry {i}: ok\n")).collect();
     ws.write("logs/run.log", long);
@@ -146,13 +152,18 @@ fn rendered_bytes(result: &ToolResult) -> usize {
 async fn main() {
     let ws = workspace();
     let locks = tempfile::tempdir().unwrap();
-    println!("| call | before: JSON text block at 121dbff | typed output JSON now | rendering (what the model reads) | change |");
+    println!(
+        "| call | before: JSON text block at 121dbff | typed output JSON now | rendering (what the model reads) | change |"
+    );
     println!("|---|---:|---:|---:|---:|");
     let show = std::env::args().any(|arg| arg == "--show");
     let mut shown = Vec::new();
     let (mut before_total, mut after_total) = (0, 0);
     for ((name, tool, args), before) in calls(locks.path()).into_iter().zip(BEFORE) {
-        let result = tool.execute(args, ws.tool_context("measure")).await.unwrap();
+        let result = tool
+            .execute(args, ws.tool_context("measure"))
+            .await
+            .unwrap();
         let json_now = serde_json::to_string(&result.output).unwrap().len();
         let after = rendered_bytes(&result);
         before_total += before;

@@ -63,10 +63,8 @@ async fn a_failing_preflight_answers_before_any_approval_and_nothing_runs() {
 #[tokio::test]
 async fn a_sandbox_block_comes_before_the_preflight() {
     // Under read-only, a command is refused by the sandbox: the preflight's code never shows.
-    let tool = command_tool("verify_changes").failing_preflight(ToolFailure::coded(
-        ErrorCode::NoChecksFound,
-        "no checks",
-    ));
+    let tool = command_tool("verify_changes")
+        .failing_preflight(ToolFailure::coded(ErrorCode::NoChecksFound, "no checks"));
     let registry = registry_over(
         SpecSandbox::confined(),
         vec![TestProvider::builtin(vec![tool.arc()]).arc()],

@@ -131,7 +131,10 @@ fn each_thread_keeps_its_128_most_recent_files() {
         "least recent evicted"
     );
     assert_eq!(tracker.check_edit("t", &file(1), &[], None), ReadCheck::Ok);
-    assert_eq!(tracker.check_edit("t", &file(128), &[], None), ReadCheck::Ok);
+    assert_eq!(
+        tracker.check_edit("t", &file(128), &[], None),
+        ReadCheck::Ok
+    );
 }
 
 #[test]
@@ -169,7 +172,10 @@ fn at_most_128_threads_are_remembered() {
         tracker.check_edit("thread0", &file(0), &[], None),
         ReadCheck::NotRead
     );
-    assert_eq!(tracker.check_edit("thread1", &file(0), &[], None), ReadCheck::Ok);
+    assert_eq!(
+        tracker.check_edit("thread1", &file(0), &[], None),
+        ReadCheck::Ok
+    );
     assert_eq!(
         tracker.check_edit("thread128", &file(0), &[], None),
         ReadCheck::Ok
@@ -188,7 +194,10 @@ fn reads_from_earlier_turns_count_and_clearing_is_per_thread() {
     );
     tracker.clear_thread("t");
     tracker.clear_thread("never-seen");
-    assert_eq!(tracker.check_edit("t", &file(0), &[], None), ReadCheck::NotRead);
+    assert_eq!(
+        tracker.check_edit("t", &file(0), &[], None),
+        ReadCheck::NotRead
+    );
     read(&tracker, "t", &file(0), Some("again"), false);
     assert_eq!(
         tracker.check_edit("t", &file(0), &frags(&["again"]), None),

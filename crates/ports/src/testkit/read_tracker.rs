@@ -81,7 +81,10 @@ fn unread_file_is_not_read(tracker: &dyn ReadTracker) {
 fn revisions_decide_when_known(tracker: &dyn ReadTracker) {
     let file = path("revised.rs");
     tracker.record_read(THREAD, seen_at(&file, false, SEEN));
-    for fragments in [fragments(&["fn main"]), fragments(&["fn not_in_the_file()"])] {
+    for fragments in [
+        fragments(&["fn main"]),
+        fragments(&["fn not_in_the_file()"]),
+    ] {
         assert_eq!(
             tracker.check_edit(THREAD, &file, &fragments, Some(SEEN)),
             ReadCheck::Ok,

@@ -5,8 +5,9 @@ pub mod sandbox;
 
 use async_trait::async_trait;
 use kun_ports::{
-    CallApproval, EditGuard, ProviderKind, ToolFailure, ProviderPolicy, ReadObservation, SideEffect, Tool, ToolContext,
-    ToolError, ToolHostContext, ToolKind, ToolPolicy, ToolProvider, ToolResult, ToolSpec,
+    CallApproval, EditGuard, ProviderKind, ProviderPolicy, ReadObservation, SideEffect, Tool,
+    ToolContext, ToolError, ToolFailure, ToolHostContext, ToolKind, ToolPolicy, ToolProvider,
+    ToolResult, ToolSpec,
 };
 use kun_registry::{CapabilityRegistry, CatalogFilters, Host, HostBuilder};
 use sandbox::SpecSandbox;
