@@ -93,14 +93,25 @@ struct ReadRecord {
 ///
 /// let tracker = InMemoryReadTracker::default();
 /// let path = Path::new("/ws/src/main.rs");
-/// assert_eq!(tracker.check_edit("thread", path, &["fn main".into()]), ReadCheck::NotRead);
+/// let seen = FileRevision { size: 14, modified_ns: 7 };
+/// let later = FileRevision { size: 20, modified_ns: 9 };
+/// let check = |texts: &[&str], now| {
+///     let texts: Vec<String> = texts.iter().map(|t| (*t).to_owned()).collect();
+///     tracker.check_edit("thread", path, &texts, now)
+/// };
+/// assert_eq!(check(&["fn main"], Some(seen)), ReadCheck::NotRead);
 /// tracker.record_read("thread", ReadObservation {
 ///     path: path.to_owned(),
 ///     content: Some("fn main() {}\r\n".into()),
 ///     partial: false,
+///     revision: Some(seen),
 /// });
-/// assert_eq!(tracker.check_edit("thread", path, &["fn main".into()]), ReadCheck::Ok);
-/// assert_eq!(tracker.check_edit("thread", path, &["fn other".into()]), ReadCheck::StaleOldText);
+/// assert_eq!(check(&["fn main"], Some(seen)), ReadCheck::Ok);
+/// // Not in the file, but the file is as read: the edit tool answers `edit_not_found`.
+/// assert_eq!(check(&["fn other"], Some(seen)), ReadCheck::Ok);
+/// assert_eq!(check(&["fn main"], Some(later)), ReadCheck::Changed);
+/// // Without a revision on disk, the fragments are compared with the read.
+/// assert_eq!(check(&["fn other"], None), ReadCheck::StaleOldText);
 /// ```
 pub struct InMemoryReadTracker {
     normaliser: Normaliser,
