@@ -61,7 +61,12 @@ mod paths;
 mod physical;
 mod policy;
 
-pub use confinement::{NoConfinement, SandboxCapabilities};
+#[cfg(target_os = "linux")]
+pub use confinement::{BubblewrapConfinement, LandlockConfinement};
+pub use confinement::{
+    BubblewrapProgram, ConfinementReport, DEFAULT_MAX_PROCESSES, LandlockProbe, NoConfinement,
+    ProbeOptions, ProbeOutcome, ProbeStatus, SandboxCapabilities,
+};
 pub use matrix::tool_verdict;
 pub use paths::resolve_workspace_path;
 pub use physical::MAX_LINK_FOLLOWS;
