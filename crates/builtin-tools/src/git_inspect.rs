@@ -13,18 +13,18 @@
 //! * output keeps its head within the limits, with a notice saying how much was cut.
 
 use crate::output::{FullText, KeptEnd, TruncationNotice, truncate_head};
-use crate::shell::{Stream, prepare, read_only_scope, spawn};
+use crate::shell::{Stream, read_only_scope, spawn};
 use crate::{Failure, Outcome, OutputLimits, finish, parse_args, schema_for};
 use async_trait::async_trait;
+use kun_ports::process::EnvAllowList;
 use kun_ports::{
-    CommandConfinement, ErrorCode, PathAccess, SideEffect, Tool, ToolContext, ToolError, ToolKind,
-    ToolPolicy, ToolResult, ToolSpec,
+    CommandConfinement, CommandSpec, ErrorCode, PathAccess, SideEffect, Tool, ToolContext,
+    ToolError, ToolKind, ToolPolicy, ToolResult, ToolSpec,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fmt;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -287,30 +287,27 @@ impl GitInspectTool {
         };
         let argv = subcommand(&args, path.as_deref())?;
         let root = ctx.turn.primary_root();
-        let mut command = Command::new("git");
-        command.args(GLOBAL_OPTIONS).args(&argv);
-        prepare(&mut command, root);
-        for name in [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-            "GIT_EXTERNAL_DIFF",
-            "GIT_PAGER",
-        ] {
-            command.env_remove(name);
-        }
-        command
-            .env("GIT_OPTIONAL_LOCKS", "0")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_LITERAL_PATHSPECS", "1");
-        command.env("LC_ALL", "C").env("PAGER", "cat");
-        let running =
-            spawn(command, self.confinement.as_ref(), &read_only_scope()).map_err(|failure| {
-                Failure::new(format!(
-                    "could not run git (is it installed?): {}",
-                    failure.message
-                ))
-            })?;
+        // The allow-list leaves out every GIT_* variable of ours (GIT_DIR, GIT_WORK_TREE,
+        // GIT_EXTERNAL_DIFF, GIT_PAGER, …).
+        let mut env = EnvAllowList::default().from_current_process();
+        env.set("GIT_OPTIONAL_LOCKS", "0")
+            .set("GIT_TERMINAL_PROMPT", "0")
+            .set("GIT_LITERAL_PATHSPECS", "1")
+            .set("LC_ALL", "C")
+            .set("PAGER", "cat");
+        let spec = CommandSpec::new("git", root, env, read_only_scope(&ctx.turn.workspace_roots))
+            .args(
+                GLOBAL_OPTIONS
+                    .iter()
+                    .copied()
+                    .chain(argv.iter().map(String::as_str)),
+            );
+        let running = spawn(&spec, self.confinement.as_ref()).map_err(|failure| {
+            Failure::new(format!(
+                "could not run git (is it installed?): {}",
+                failure.message
+            ))
+        })?;
         let limits = self.config.limits;
         let mut stdout = Head::new(limits.max_bytes.saturating_add(1));
         let mut stderr = Head::new(MAX_STDERR);
