@@ -263,7 +263,7 @@ mod linux {
         let bubblewrap = match try_bubblewrap(options, &enforcement) {
             Ok((tier, version)) => {
                 let max = tier.max_processes();
-                let detail = format!("{version} ({})", tier.program().display());
+                let detail = format!("{version} at {}", tier.program().display());
                 let reason = format!(
                     "{detail}: / read-only, the workspace roots writable with {} read-only, a \
                      private /tmp, no network unless enabled, seccomp, no capabilities, {}",
