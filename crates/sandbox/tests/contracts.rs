@@ -5,8 +5,8 @@
 
 mod tiers;
 
-use kun_ports::testkit::{command_confinement_contract, sandbox_policy_contract};
 use kun_ports::ConfinementTier;
+use kun_ports::testkit::{command_confinement_contract, sandbox_policy_contract};
 use kun_sandbox::{
     BubblewrapProgram, LandlockProbe, NoConfinement, ProbeOptions, ProbeStatus,
     SandboxCapabilities, WorkspaceSandbox,

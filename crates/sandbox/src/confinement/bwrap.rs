@@ -11,6 +11,7 @@
 //! | `--unshare-user --unshare-pid --unshare-ipc`, `--unshare-net` when the network is off | as root, bwrap makes no user namespace unless asked; a pid namespace hides our processes and their `/proc/PID/environ` |
 //! | `--cap-drop ALL` | as root, a command with capabilities remounts a read-only bind (confinement.md V3–V5) |
 //! | `--ro-bind / /`, `--dev /dev`, `--proc /proc` | everything readable, nothing writable |
+//! | `--ro-bind /proc/P /proc/P` for `sys`, `sysrq-trigger`, `irq`, `bus` | a fresh `/proc` is writable, and euid 0 writes sysctls without any capability (`kernel.core_pattern` runs a program as root on the host) |
 //! | `--tmpfs /tmp` | a private `/tmp`, **before** the roots, so a workspace under `/tmp` stays reachable (V13) |
 //! | `--bind R R` per writable root, parents first | the workspace |
 //! | `--ro-bind P P` per read-only root and guard | `.git`, `.kun`, `.mcp.json`, `.claude`, `.agents` |
@@ -32,11 +33,26 @@ use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+/// Parts of a fresh `/proc` that euid 0 could write without capabilities; re-bound read-only
+/// (the ones that exist here).
+const PROC_COVERS: [&str; 4] = ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"];
+
+/// The entries of [`PROC_COVERS`] that exist on this machine.
+fn proc_covers() -> Vec<PathBuf> {
+    PROC_COVERS
+        .iter()
+        .map(PathBuf::from)
+        .filter(|path| path.exists())
+        .collect()
+}
+
 /// What one bwrap run binds and runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BwrapPlan<'a> {
     /// Writable roots, canonical, parents first.
     pub(crate) writable: Vec<PathBuf>,
+    /// Parts of `/proc` re-bound read-only.
+    pub(crate) proc_covers: Vec<PathBuf>,
     /// Paths re-bound read-only after the writable ones (read-only roots, guards).
     pub(crate) read_only: Vec<PathBuf>,
     /// Whether the network namespace is shared.
@@ -64,6 +80,9 @@ pub(crate) fn arguments(plan: &BwrapPlan<'_>) -> Vec<OsString> {
     push(&[s("--cap-drop"), s("ALL")]);
     push(&[s("--ro-bind"), s("/"), s("/")]);
     push(&[s("--dev"), s("/dev"), s("--proc"), s("/proc")]);
+    for path in &plan.proc_covers {
+        push(&[s("--ro-bind"), path.as_os_str(), path.as_os_str()]);
+    }
     push(&[s("--tmpfs"), s("/tmp")]);
     for root in &plan.writable {
         push(&[s("--bind"), root.as_os_str(), root.as_os_str()]);
@@ -121,6 +140,7 @@ impl CommandConfinement for BubblewrapConfinement {
         let filter = memfd_with(&self.enforcement.filter(spec.scope.network).to_bytes())?;
         let plan = BwrapPlan {
             writable,
+            proc_covers: proc_covers(),
             read_only,
             network: spec.scope.network,
             seccomp_fd: filter.as_raw_fd(),
@@ -193,6 +213,7 @@ mod tests {
         let args = [OsString::from("-c"), OsString::from("true")];
         let plan = BwrapPlan {
             writable: vec![PathBuf::from("/tmp/ws")],
+            proc_covers: vec![PathBuf::from("/proc/sys")],
             read_only: vec![PathBuf::from("/tmp/ws/.git")],
             network: NetworkAccess::Disabled,
             seccomp_fd: 7,
@@ -207,7 +228,8 @@ mod tests {
         assert_eq!(
             shown.join(" "),
             "--new-session --die-with-parent --unshare-user --unshare-pid --unshare-ipc \
-             --unshare-net --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+             --unshare-net --cap-drop ALL --ro-bind / / --dev /dev --proc /proc \
+             --ro-bind /proc/sys /proc/sys --tmpfs /tmp \
              --bind /tmp/ws /tmp/ws --ro-bind /tmp/ws/.git /tmp/ws/.git --seccomp 7 \
              --chdir /tmp/ws/sub -- /bin/sh -c true"
         );

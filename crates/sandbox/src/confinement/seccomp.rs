@@ -9,7 +9,8 @@
 //! | `keyctl`, `add_key`, `request_key` | EPERM | always: the kernel keyrings hold other programs' secrets |
 //! | `mount`, `umount2`, `pivot_root`, `move_mount`, `open_tree`, `fsopen`, `fsmount`, `fsconfig`, `fspick`, `mount_setattr` | EPERM | always: no remounting a read-only bind |
 //! | `unshare`, `clone` with `CLONE_NEWUSER` | EPERM | always: no new user namespace to regain capabilities in |
-//! | `clone3` | ENOSYS | always: seccomp cannot read its flags; the C library falls back to `clone` |
+//! | `chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `open`, `openat`, `creat`, `mknod`, `mknodat` with a set-user-ID or set-group-ID mode bit | EPERM | always: a set-ID file in the workspace (or, under Landlock, outside: it does not control `chmod`) runs as its owner, root, for anyone on the host |
+//! | `clone3`, `openat2` | ENOSYS | always: seccomp cannot read their structs (clone flags, a creation mode); the C library falls back to `clone` and `openat` |
 //! | any number with the x32 bit (`0x40000000`) | ENOSYS | always, on x86_64: the x32 numbers of the calls above |
 //! | `socket`, `socketpair` unless the family is `AF_UNIX` | EPERM | network off |
 //! | `connect` | EPERM | network off: no socket reaches out, unix sockets included (a docker or database socket is a way out) |
@@ -51,6 +52,47 @@ const ALWAYS_DENIED: &[libc::c_long] = &[
     libc::SYS_mount_setattr,
 ];
 
+/// Calls that take a file mode, and which argument holds it.
+#[cfg(target_arch = "x86_64")]
+const MODE_ARGUMENTS: &[(libc::c_long, u8)] = &[
+    (libc::SYS_chmod, 1),
+    (libc::SYS_fchmod, 1),
+    (libc::SYS_fchmodat, 2),
+    (libc::SYS_fchmodat2, 2),
+    (libc::SYS_open, 2),
+    (libc::SYS_openat, 3),
+    (libc::SYS_creat, 1),
+    (libc::SYS_mknod, 1),
+    (libc::SYS_mknodat, 2),
+];
+/// Calls that take a file mode, and which argument holds it (no legacy calls here).
+#[cfg(not(target_arch = "x86_64"))]
+const MODE_ARGUMENTS: &[(libc::c_long, u8)] = &[
+    (libc::SYS_fchmod, 1),
+    (libc::SYS_fchmodat, 2),
+    (libc::SYS_fchmodat2, 2),
+    (libc::SYS_openat, 3),
+    (libc::SYS_mknodat, 2),
+];
+
+/// Matches a mode argument with the set-user-ID or the set-group-ID bit.
+fn set_id_mode(arg: u8) -> Result<Vec<SeccompRule>, ConfinementError> {
+    [libc::S_ISUID, libc::S_ISGID]
+        .into_iter()
+        .map(|bit| {
+            let bit = u64::from(bit);
+            let condition = SeccompCondition::new(
+                arg,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::MaskedEq(bit),
+                bit,
+            )
+            .map_err(compile_error)?;
+            SeccompRule::new(vec![condition]).map_err(compile_error)
+        })
+        .collect()
+}
+
 /// The x32 system-call bit of x86_64.
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
@@ -90,6 +132,9 @@ impl SeccompProgram {
         };
         rules.insert(libc::SYS_clone, with_new_user()?);
         rules.insert(libc::SYS_unshare, with_new_user()?);
+        for &(nr, mode_arg) in MODE_ARGUMENTS {
+            rules.insert(nr, set_id_mode(mode_arg)?);
+        }
         if network == NetworkAccess::Disabled {
             let unix = u64::try_from(libc::AF_UNIX).map_err(compile_error)?;
             let not_unix = || -> Result<Vec<SeccompRule>, ConfinementError> {
@@ -157,12 +202,13 @@ impl SeccompProgram {
     }
 }
 
-/// Instructions that run before seccompiler's program: `clone3` and, on x86_64, every x32
-/// number answer ENOSYS. seccompiler matches exact numbers, so without this an x32 call of a
-/// denied function would pass.
+/// Instructions that run before seccompiler's program: `clone3`, `openat2` and, on x86_64,
+/// every x32 number answer ENOSYS. seccompiler matches exact numbers, so without this an x32
+/// call of a denied function would pass.
 fn prologue(arch: TargetArch) -> BpfProgram {
     let enosys = RET_ERRNO | errno(libc::ENOSYS);
     let clone3 = u32::try_from(libc::SYS_clone3).unwrap_or(u32::MAX);
+    let openat2 = u32::try_from(libc::SYS_openat2).unwrap_or(u32::MAX);
     let statement = |code, k| sock_filter {
         code,
         jt: 0,
@@ -172,11 +218,12 @@ fn prologue(arch: TargetArch) -> BpfProgram {
     let jump = |code, k, jt, jf| sock_filter { code, jt, jf, k };
     let mut program = vec![statement(BPF_LD_W_ABS, 0)];
     if matches!(arch, TargetArch::x86_64) {
-        // x32 bit set: skip to the ENOSYS return two instructions on.
-        program.push(jump(BPF_JMP_JGE_K, X32_SYSCALL_BIT, 1, 0));
+        // x32 bit set: on to the ENOSYS return, three instructions on.
+        program.push(jump(BPF_JMP_JGE_K, X32_SYSCALL_BIT, 2, 0));
     }
-    // clone3: fall into the return; anything else jumps over it.
-    program.push(jump(BPF_JMP_JEQ_K, clone3, 0, 1));
+    // clone3: on to the return; openat2: fall into it; anything else jumps over it.
+    program.push(jump(BPF_JMP_JEQ_K, clone3, 1, 0));
+    program.push(jump(BPF_JMP_JEQ_K, openat2, 0, 1));
     program.push(statement(BPF_RET_K, enosys));
     program
 }
@@ -232,17 +279,22 @@ mod tests {
     }
 
     #[test]
-    fn the_prologue_sends_clone3_and_x32_numbers_to_enosys() {
+    fn the_prologue_sends_clone3_openat2_and_x32_numbers_to_enosys() {
         let program = prologue(TargetArch::x86_64);
-        assert_eq!(program.len(), 4);
+        assert_eq!(program.len(), 5);
         assert_eq!(program[1].k, X32_SYSCALL_BIT);
-        assert_eq!((program[1].jt, program[1].jf), (1, 0), "x32 → the return");
+        assert_eq!((program[1].jt, program[1].jf), (2, 0), "x32 → the return");
         assert_eq!(
             (program[2].jt, program[2].jf),
-            (0, 1),
+            (1, 0),
             "clone3 → the return"
         );
-        assert_eq!(program[3].k, RET_ERRNO | errno(libc::ENOSYS));
-        assert_eq!(prologue(TargetArch::aarch64).len(), 3);
+        assert_eq!(
+            (program[3].jt, program[3].jf),
+            (0, 1),
+            "openat2 → the return"
+        );
+        assert_eq!(program[4].k, RET_ERRNO | errno(libc::ENOSYS));
+        assert_eq!(prologue(TargetArch::aarch64).len(), 4);
     }
 }
