@@ -204,12 +204,13 @@ impl CommandCgroup {
 
 impl Drop for CommandCgroup {
     fn drop(&mut self) {
-        let quick = Instant::now() + Duration::from_millis(200);
-        if Self::teardown(&self.dir, self.version, quick) {
+        // One pass here: every listed process gets SIGKILL now. Killed processes take a moment
+        // to leave (a parent may still have to reap them), and a fork racing the listing is
+        // caught by the next pass; the passes until the cgroup is empty run on a thread rather
+        // than hold the caller.
+        if Self::teardown(&self.dir, self.version, Instant::now()) {
             return;
         }
-        // Killed processes can take a moment to leave (a parent still has to reap them);
-        // finish in the background rather than hold the caller.
         let dir = self.dir.clone();
         let version = self.version;
         let spawned = std::thread::Builder::new()
@@ -220,7 +221,8 @@ impl Drop for CommandCgroup {
                 }
             });
         if spawned.is_err() {
-            tracing::warn!(cgroup = %self.dir.display(), "a command's cgroup could not be removed");
+            // No thread: finish here.
+            let _ = Self::teardown(&self.dir, self.version, Instant::now() + TEARDOWN);
         }
     }
 }

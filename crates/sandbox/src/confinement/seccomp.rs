@@ -97,7 +97,8 @@ fn set_id_mode(arg: u8) -> Result<Vec<SeccompRule>, ConfinementError> {
 const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 
 // Classic BPF opcodes (linux/filter.h).
-const BPF_LD_W_ABS: u16 = 0x00 | 0x00 | 0x20;
+/// `BPF_LD | BPF_W | BPF_ABS` (the first two are 0).
+const BPF_LD_W_ABS: u16 = 0x20;
 const BPF_JMP_JEQ_K: u16 = 0x05 | 0x10;
 const BPF_JMP_JGE_K: u16 = 0x05 | 0x30;
 const BPF_RET_K: u16 = 0x06;
