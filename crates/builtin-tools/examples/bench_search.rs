@@ -262,7 +262,7 @@ impl Bench {
 
     async fn call(&self, query: &Query) -> Res<Value> {
         let ctx = ToolContext {
-            turn: &self.ctx,
+            turn: kun_ports::ToolTurn::of(&self.ctx, &kun_ports::OpenCatalog),
             call_id: "bench",
             sandbox: &SimpleSandbox,
             progress: &NoProgress,

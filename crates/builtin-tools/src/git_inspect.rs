@@ -295,7 +295,7 @@ impl GitInspectTool {
             .set("GIT_LITERAL_PATHSPECS", "1")
             .set("LC_ALL", "C")
             .set("PAGER", "cat");
-        let spec = CommandSpec::new("git", root, env, read_only_scope(&ctx.turn.workspace_roots))
+        let spec = CommandSpec::new("git", root, env, read_only_scope(ctx.turn.workspace_roots))
             .args(
                 GLOBAL_OPTIONS
                     .iter()
@@ -314,7 +314,7 @@ impl GitInspectTool {
         let finished = running
             .drive(
                 self.config.timeout,
-                &ctx.turn.abort,
+                ctx.turn.abort,
                 |stream, chunk| match stream {
                     Stream::Stdout => stdout.push(chunk),
                     Stream::Stderr => stderr.push(chunk),

@@ -23,12 +23,11 @@ pub mod lsp;
 pub mod output;
 mod provider;
 pub mod repo_map;
-mod schema;
 pub mod search;
 pub mod shell;
 pub mod testing;
 
 pub use args::{Failure, Outcome, finish, parse_args};
+pub use kun_ports::{output_schema_for, sanitize_schema, schema_for};
 pub use limits::OutputLimits;
 pub use provider::{BuiltinOptions, BuiltinProvider, Preset};
-pub use schema::{sanitize_schema, schema_for};

@@ -172,7 +172,7 @@ impl TestWorkspace {
     #[must_use]
     pub fn tool_context<'a>(&'a self, call_id: &'a str) -> ToolContext<'a> {
         ToolContext {
-            turn: &self.ctx,
+            turn: kun_ports::ToolTurn::of(&self.ctx, &kun_ports::OpenCatalog),
             call_id,
             sandbox: &SimpleSandbox,
             progress: &NoProgress,

@@ -5,7 +5,7 @@
 //! * `input.txt` or `input.bin` — the file before the call (written as `file.txt`);
 //! * `args.json` — the arguments (`path` defaults to `file.txt`);
 //! * either `expected.txt` / `expected.bin` — the exact bytes after a successful call — or
-//!   `expected_error.txt` — one fragment per line that the error's message or code must
+//!   `expected_error.txt` — one fragment per line that the error's message, code or reason must
 //!   contain (and the file must be unchanged);
 //! * optionally `expected_output.json` — fields the success output must have.
 
@@ -88,8 +88,9 @@ async fn run_case(dir: &Path, tool: &EditTool) -> Result<(), String> {
     }
     let message = result.error_message().unwrap_or_default();
     let code = result.output["code"].as_str().unwrap_or_default();
+    let reason = result.output["reason"].as_str().unwrap_or_default();
     for fragment in fragments.lines().filter(|l| !l.trim().is_empty()) {
-        if !message.contains(fragment) && code != fragment {
+        if !message.contains(fragment) && code != fragment && reason != fragment {
             return Err(format!(
                 "error lacks {fragment:?}: code {code:?}, message:\n{message}"
             ));

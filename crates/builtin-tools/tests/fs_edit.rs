@@ -64,7 +64,7 @@ async fn file_level_failures_are_clear_and_release_the_lock() {
         json!({"path": "nope.rs", "oldText": "a", "newText": "b"}),
     )
     .await;
-    assert_eq!(missing.output["code"], "file_not_found");
+    assert_eq!(missing.output["reason"], "file_not_found");
     assert!(
         missing.error_message().unwrap().contains("does not exist"),
         "{}",

@@ -79,7 +79,7 @@ async fn refuses_paths_outside_missing_files_and_bridge_failures() {
         .execute(json!({"path": "gone.txt"}), ws.tool_context("c2"))
         .await
         .unwrap();
-    assert_eq!(missing.output["code"], "file_not_found");
+    assert_eq!(missing.output["reason"], "file_not_found");
     assert!(bridge.sent.lock().unwrap().is_empty(), "nothing was sent");
 
     ws.write("a.txt", "a");

@@ -48,7 +48,7 @@ async fn child_appends_through_the_edit_tool() {
         .build();
     for n in 0..EDITS_PER_CHILD {
         let ctx = ToolContext {
-            turn: &turn,
+            turn: kun_ports::ToolTurn::of(&turn, &kun_ports::OpenCatalog),
             call_id: "call",
             sandbox: &SimpleSandbox,
             progress: &NoProgress,

@@ -139,7 +139,7 @@ async fn a_changed_file_fails_the_revision_check() {
     )
     .await;
     assert!(changed.is_error);
-    assert_eq!(changed.output["code"], "file_revision_mismatch");
+    assert_eq!(changed.output["reason"], "file_revision_mismatch");
     assert_eq!(changed.output["expected_revision"], revision.as_str());
     assert_ne!(changed.output["revision"], revision.as_str());
     assert!(changed.error_message().unwrap().contains("changed"));
@@ -156,7 +156,7 @@ async fn binary_files_are_refused() {
     ws.write("a.out", b"\x7fELF\x02\x01\x01\0\0\0\0\0");
     let out = read(&ReadTool::default(), &ws, json!({"path": "a.out"})).await;
     assert!(out.is_error);
-    assert_eq!(out.output["code"], "binary_file");
+    assert_eq!(out.output["reason"], "binary_file");
 }
 
 #[tokio::test]
@@ -196,7 +196,7 @@ async fn images_come_back_as_base64_with_dimensions() {
     );
     let small = ReadTool::default().with_max_image_bytes(10);
     assert_eq!(
-        read(&small, &ws, json!({"path": "shot.png"})).await.output["code"],
+        read(&small, &ws, json!({"path": "shot.png"})).await.output["reason"],
         "file_too_large"
     );
 }
@@ -264,7 +264,7 @@ async fn bad_requests_get_clear_errors() {
         past.output
     );
     let missing = read(&tool, &ws, json!({"path": "nope.txt"})).await;
-    assert_eq!(missing.output["code"], "file_not_found");
+    assert_eq!(missing.output["reason"], "file_not_found");
     let dir = read(&tool, &ws, json!({"path": "dir"})).await;
     assert!(
         dir.error_message().unwrap().contains("directory"),

@@ -76,7 +76,7 @@ fn setup() -> Setup {
 
 async fn call(tool: &dyn Tool, setup: &Setup, args: Value) -> ToolResult {
     let ctx = ToolContext {
-        turn: &setup.ws.ctx,
+        turn: kun_ports::ToolTurn::of(&setup.ws.ctx, &kun_ports::OpenCatalog),
         call_id: "call-swap",
         sandbox: &setup.sandbox,
         progress: &NoProgress,

@@ -316,7 +316,7 @@ async fn live_output_is_forwarded_as_progress() {
     let ws = TestWorkspace::new();
     let recorder = Recorder::default();
     let ctx = ToolContext {
-        turn: &ws.ctx,
+        turn: kun_ports::ToolTurn::of(&ws.ctx, &kun_ports::OpenCatalog),
         call_id: "call-1",
         sandbox: &SimpleSandbox,
         progress: &recorder,
@@ -345,7 +345,7 @@ async fn live_output_is_forwarded_as_progress() {
     );
     let quiet = Recorder::default();
     let ctx = ToolContext {
-        turn: &ws.ctx,
+        turn: kun_ports::ToolTurn::of(&ws.ctx, &kun_ports::OpenCatalog),
         call_id: "call-2",
         sandbox: &SimpleSandbox,
         progress: &quiet,

@@ -17,7 +17,7 @@
 //! context. No finding, an unreadable or oversized file, an error result: nothing changes.
 //! It never blocks and never fails.
 
-use kun_ports::{HookToolCall, ToolResult};
+use kun_ports::{ContentBlock, HookToolCall, ToolResult};
 use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
@@ -133,6 +133,12 @@ impl DesignReview {
                     "design_quality_review".into(),
                     serde_json::to_value(&findings).unwrap_or(Value::Null),
                 );
+                // The model reads the rendering, not the output: say it there too.
+                if !result.content.is_empty() {
+                    result
+                        .content
+                        .push(ContentBlock::text(render(&path, &findings)));
+                }
             }
             _ => context.push(render(&path, &findings)),
         }

@@ -20,7 +20,7 @@ use crate::protocol::{HookReply, HookRequest, ToolFacts, Verdict, attach_block_r
 use crate::workflow::run_workflow_hook;
 use async_trait::async_trait;
 use kun_ports::{
-    HookFailure, HookPhase, HookRunner, HookToolCall, HookTurnEvent, HookTurnOutcome,
+    ContentBlock, HookFailure, HookPhase, HookRunner, HookToolCall, HookTurnEvent, HookTurnOutcome,
     PostToolOutcome, PreToolDecision, PreToolOutcome, ToolResult,
 };
 
@@ -263,13 +263,22 @@ impl HookRunner for HookEngine {
             outcome.warnings.extend(reply.warnings);
             outcome.additional_context.extend(reply.context);
             if let Some(output) = reply.output {
+                // The tool's rendering described the old output; the model now reads the new
+                // one, rendered generically.
                 outcome.result.output = output;
+                outcome.result.content.clear();
             }
             if let Some(is_error) = reply.is_error {
                 outcome.result.is_error = is_error;
             }
             if let Verdict::Block { reason } = reply.verdict {
                 outcome.result.is_error = true;
+                if !outcome.result.content.is_empty() {
+                    outcome
+                        .result
+                        .content
+                        .push(ContentBlock::text(format!("blocked by a hook: {reason}")));
+                }
                 attach_block_reason(&mut outcome.result.output, reason);
             }
         }

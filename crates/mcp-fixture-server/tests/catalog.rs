@@ -237,7 +237,7 @@ async fn untrusted_servers_are_not_listed_and_refuse_calls() {
     let descriptor = registry.snapshot().get("mcp_scoped_echo").cloned().unwrap();
     let sandbox = kun_sandbox::WorkspaceSandbox::default();
     let tool_ctx = kun_ports::ToolContext {
-        turn: &untrusted,
+        turn: kun_ports::ToolTurn::of(&untrusted, &kun_ports::OpenCatalog),
         call_id: "c2",
         sandbox: &sandbox,
         progress: &kun_ports::NoProgress,

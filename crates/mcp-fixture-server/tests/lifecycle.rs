@@ -219,7 +219,7 @@ async fn calls_while_reconnecting_fail_fast_with_the_reason() {
         .unwrap();
     let sandbox = kun_sandbox::WorkspaceSandbox::default();
     let tool_ctx = kun_ports::ToolContext {
-        turn: &ctx,
+        turn: kun_ports::ToolTurn::of(&ctx, &kun_ports::OpenCatalog),
         call_id: "c2",
         sandbox: &sandbox,
         progress: &kun_ports::NoProgress,

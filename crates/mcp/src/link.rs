@@ -183,6 +183,7 @@ impl ServerLink {
         ToolResult {
             output: Value::Object(output),
             is_error,
+            content: Vec::new(),
         }
     }
 }

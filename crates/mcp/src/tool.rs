@@ -77,10 +77,10 @@ impl McpTool {
 pub(crate) fn access_denied(
     access: &ServerAccess,
     server: &str,
-    ctx: &ToolHostContext,
+    roots: &[PathBuf],
 ) -> Option<ToolResult> {
-    let denied = access.check_context(ctx).err()?;
-    let workspace = ctx.workspace_roots.first().map(PathBuf::as_path);
+    let workspace = roots.first().map(PathBuf::as_path);
+    let denied = access.check(workspace).err()?;
     let mut result = ToolResult::tool_error(denied.message(server, workspace));
     if let Value::Object(map) = &mut result.output {
         map.insert("mcp_access".to_owned(), json!(denied.as_str()));
@@ -128,7 +128,7 @@ impl Tool for McpTool {
         ctx: ToolContext<'a>,
     ) -> Result<ToolResult, ToolError> {
         let server = &self.record.address.server;
-        if let Some(denied) = access_denied(&self.access, server, ctx.turn) {
+        if let Some(denied) = access_denied(&self.access, server, ctx.turn.workspace_roots) {
             return Ok(denied);
         }
         let arguments = match object_arguments(arguments, &self.spec.name) {
@@ -137,7 +137,7 @@ impl Tool for McpTool {
         };
         Ok(self
             .link
-            .call(&self.record.address.tool, arguments, &ctx.turn.abort)
+            .call(&self.record.address.tool, arguments, ctx.turn.abort)
             .await)
     }
 }

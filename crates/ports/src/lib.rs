@@ -5,6 +5,9 @@
 //!
 //! * Vocabulary: [`ProviderKind`], [`ToolKind`], [`ToolPolicy`], [`SideEffect`],
 //!   [`SandboxMode`], [`ApprovalPolicy`], [`ErrorCode`], [`ToolResult`], [`ToolHostContext`].
+//! * The tool boundary: [`TypedTool`] (typed arguments and output, a rendering for the model;
+//!   every `TypedTool` is a [`Tool`]), [`ToolFailure`], [`ContentBlock`], and the one schema
+//!   sanitiser ([`sanitize_schema`], [`schema_for`], [`output_schema_for`]).
 //! * Ports: [`ToolHost`], [`ToolProvider`], [`Tool`], [`ApprovalGate`], [`HookRunner`],
 //!   [`SandboxPolicy`], [`CommandConfinement`], [`OperationLedger`], [`ReadTracker`],
 //!   [`ArtifactStore`], [`MemoryStore`], [`ChildAgentRunner`], [`UserInputChannel`],
@@ -24,6 +27,7 @@
 mod approval;
 mod artifacts;
 mod computer;
+mod content;
 mod context;
 mod delegation;
 mod hooks;
@@ -36,7 +40,9 @@ pub mod process;
 mod read_tracker;
 mod result;
 mod sandbox;
+mod schema;
 mod tool;
+mod typed;
 mod user_input;
 mod vocabulary;
 mod web;
@@ -47,6 +53,7 @@ pub mod testkit;
 pub use approval::*;
 pub use artifacts::*;
 pub use computer::*;
+pub use content::*;
 pub use context::*;
 pub use delegation::*;
 pub use hooks::*;
@@ -58,7 +65,9 @@ pub use memory::*;
 pub use read_tracker::*;
 pub use result::*;
 pub use sandbox::*;
+pub use schema::{output_schema_for, sanitize_schema, schema_for};
 pub use tool::*;
+pub use typed::*;
 pub use user_input::*;
 pub use vocabulary::*;
 pub use web::*;

@@ -5,6 +5,7 @@
 //! as `Err(`[`HostError`]`)`: an abort, an unknown or unadvertised tool, and a tool whose policy
 //! is `never`.
 
+use crate::ContentBlock;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -45,9 +46,59 @@ pub enum ErrorCode {
     ToolTimeout,
     /// The arguments do not fit the tool.
     InvalidArguments,
+    /// A read outside the workspace roots.
+    SandboxReadBlocked,
+    /// A write to the agent's own guards (`.kun/`, `.mcp.json`, `.git/`, `.claude/`, `.agents/`).
+    SandboxProtectedPath,
+    /// An edit's `oldText` is not in the file.
+    EditNotFound,
+    /// An edit's `oldText` matches more than one place.
+    EditAmbiguous,
+    /// No language server for the file can be started.
+    LspUnavailable,
+    /// No project checks were found to run.
+    NoChecksFound,
+    /// A web address the guard refuses (loopback, private, link-local, metadata, …).
+    WebAddressBlocked,
+    /// A URL scheme other than http(s).
+    WebSchemeBlocked,
+    /// Too many redirects.
+    WebTooManyRedirects,
+    /// A delegated child agent used up its turns.
+    DelegationMaxTurns,
 }
 
 impl ErrorCode {
+    /// Every code.
+    pub const ALL: [Self; 26] = [
+        Self::SandboxReadOnly,
+        Self::SandboxWriteBlocked,
+        Self::SandboxCommandBlocked,
+        Self::HookFailed,
+        Self::HookDenied,
+        Self::PlanModeWriteBlocked,
+        Self::ReadBeforeEditRequired,
+        Self::ApprovalPolicyBlocked,
+        Self::ApprovalClassificationFailed,
+        Self::ApprovalDenied,
+        Self::ToolOutcomeUnknown,
+        Self::ToolInvocationInProgress,
+        Self::ToolExecutionFailed,
+        Self::RateLimited,
+        Self::ToolTimeout,
+        Self::InvalidArguments,
+        Self::SandboxReadBlocked,
+        Self::SandboxProtectedPath,
+        Self::EditNotFound,
+        Self::EditAmbiguous,
+        Self::LspUnavailable,
+        Self::NoChecksFound,
+        Self::WebAddressBlocked,
+        Self::WebSchemeBlocked,
+        Self::WebTooManyRedirects,
+        Self::DelegationMaxTurns,
+    ];
+
     /// The snake_case wire name.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -68,6 +119,16 @@ impl ErrorCode {
             Self::RateLimited => "rate_limited",
             Self::ToolTimeout => "tool_timeout",
             Self::InvalidArguments => "invalid_arguments",
+            Self::SandboxReadBlocked => "sandbox_read_blocked",
+            Self::SandboxProtectedPath => "sandbox_protected_path",
+            Self::EditNotFound => "edit_not_found",
+            Self::EditAmbiguous => "edit_ambiguous",
+            Self::LspUnavailable => "lsp_unavailable",
+            Self::NoChecksFound => "no_checks_found",
+            Self::WebAddressBlocked => "web_address_blocked",
+            Self::WebSchemeBlocked => "web_scheme_blocked",
+            Self::WebTooManyRedirects => "web_too_many_redirects",
+            Self::DelegationMaxTurns => "delegation_max_turns",
         }
     }
 }
@@ -122,13 +183,18 @@ impl ToolCall {
     }
 }
 
-/// What the model sees of a call: an output and whether it is an error.
+/// What a call produced: a JSON output for programs, whether it is an error, and the
+/// content blocks the model reads (see [`ContentBlock`]; empty means "render the output
+/// generically", [`ToolResult::model_text`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     /// The output: any JSON. Host-level failures are `{code, error, ...details}`.
     pub output: Value,
     /// Whether the call failed.
     pub is_error: bool,
+    /// What the model reads, when the tool rendered it; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<ContentBlock>,
 }
 
 impl ToolResult {
@@ -138,6 +204,65 @@ impl ToolResult {
         Self {
             output,
             is_error: false,
+            content: Vec::new(),
+        }
+    }
+
+    /// The same result with these content blocks for the model.
+    ///
+    /// ```
+    /// use kun_ports::{ContentBlock, ToolResult};
+    /// let r = ToolResult::ok(serde_json::json!({"lines": 1}))
+    ///     .with_content(vec![ContentBlock::text("1│hello")]);
+    /// assert_eq!(r.model_text(), "1│hello");
+    /// ```
+    #[must_use]
+    pub fn with_content(mut self, content: Vec<ContentBlock>) -> Self {
+        self.content = content;
+        self
+    }
+
+    /// The same result with one text block for the model.
+    #[must_use]
+    pub fn with_text(self, text: impl Into<String>) -> Self {
+        self.with_content(vec![ContentBlock::text(text)])
+    }
+
+    /// The blocks the model reads: the tool's own rendering, or one text block of
+    /// [`ToolResult::model_text`] when it has none.
+    #[must_use]
+    pub fn model_content(&self) -> Vec<ContentBlock> {
+        if self.content.is_empty() {
+            vec![ContentBlock::text(self.model_text())]
+        } else {
+            self.content.clone()
+        }
+    }
+
+    /// The text the model reads: the text blocks of the tool's rendering joined by newlines;
+    /// without a rendering, an error's message (then its details, one `key: value` per line),
+    /// a string output as it is, or any other output as compact JSON.
+    ///
+    /// ```
+    /// use kun_ports::{ErrorCode, ToolResult};
+    /// let r = ToolResult::failure(ErrorCode::ApprovalDenied, "the user said no");
+    /// assert_eq!(r.model_text(), "the user said no");
+    /// assert_eq!(ToolResult::ok(serde_json::json!("plain")).model_text(), "plain");
+    /// ```
+    #[must_use]
+    pub fn model_text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect();
+        if !texts.is_empty() {
+            return texts.join("\n");
+        }
+        match &self.output {
+            Value::String(text) => text.clone(),
+            Value::Object(map) if self.is_error => render_failure(map),
+            other => other.to_string(),
         }
     }
 
@@ -149,6 +274,7 @@ impl ToolResult {
         Self {
             output: Value::Object(map),
             is_error: true,
+            content: Vec::new(),
         }
     }
 
@@ -178,6 +304,7 @@ impl ToolResult {
         Self {
             output: Value::Object(map),
             is_error: true,
+            content: Vec::new(),
         }
     }
 
@@ -195,6 +322,29 @@ impl ToolResult {
     pub fn error_message(&self) -> Option<&str> {
         self.output.get("error").and_then(Value::as_str)
     }
+}
+
+/// An error output as plain words: the message, then each detail as `key: value` (strings as
+/// they are, other values as compact JSON). The `code` stays in the structured output only.
+fn render_failure(map: &Map<String, Value>) -> String {
+    let mut text = map
+        .get("error")
+        .and_then(Value::as_str)
+        .unwrap_or("the call failed")
+        .to_owned();
+    for (key, value) in map {
+        if key == "code" || key == "error" || value.is_null() {
+            continue;
+        }
+        text.push('\n');
+        text.push_str(key);
+        text.push_str(": ");
+        match value {
+            Value::String(s) => text.push_str(s),
+            other => text.push_str(&other.to_string()),
+        }
+    }
+    text
 }
 
 /// Where an abort was noticed.
@@ -219,6 +369,8 @@ pub enum NotAdvertisedReason {
     ToolPolicy,
     /// The tool itself declines this context (`should_advertise`).
     Context,
+    /// The sandbox mode blocks the tool's kind (asked only by [`CatalogView`](crate::CatalogView)).
+    Sandbox,
 }
 
 /// A fault for the caller, not feedback for the model.
@@ -275,6 +427,41 @@ mod tests {
         assert_eq!(r.error_code(), Some("read_before_edit_required"));
         assert_eq!(r.output["next_action"]["tool"], "read");
         assert_eq!(r.error_message(), Some("read first"));
+    }
+
+    #[test]
+    fn failures_render_as_plain_words() {
+        let mut details = Map::new();
+        details.insert("closest".into(), json!("line 3: fn main()"));
+        details.insert("matches".into(), json!(2));
+        let r = ToolResult::failure_with(ErrorCode::EditAmbiguous, "found twice", details);
+        assert_eq!(
+            r.model_text(),
+            "found twice\nclosest: line 3: fn main()\nmatches: 2"
+        );
+        assert_eq!(r.model_content(), vec![ContentBlock::text(r.model_text())]);
+    }
+
+    #[test]
+    fn rendering_wins_over_the_output() {
+        let r = ToolResult::ok(json!({"a": 1}));
+        assert_eq!(r.model_text(), r#"{"a":1}"#);
+        let r = r.with_content(vec![
+            ContentBlock::text("one"),
+            ContentBlock::image("AAAA", "image/png"),
+            ContentBlock::text("two"),
+        ]);
+        assert_eq!(r.model_text(), "one\ntwo");
+        assert_eq!(r.model_content().len(), 3);
+        let json = serde_json::to_value(ToolResult::ok(json!(1))).unwrap();
+        assert_eq!(json, json!({"output": 1, "is_error": false}));
+    }
+
+    #[test]
+    fn every_code_has_its_wire_name() {
+        for code in ErrorCode::ALL {
+            assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
+        }
     }
 
     #[test]

@@ -1,21 +1,25 @@
 //! Tools and the providers that contribute them.
 //!
 //! A [`Tool`] declares static metadata ([`ToolSpec`]) and executes with a narrow
-//! [`ToolContext`]: the turn, the call id, a path resolver and a progress sink — never the
-//! whole runtime. Hooks for the pipeline (`edit_guard`, `write_paths`, `observed_read`,
-//! `explicit_approval`, `approval_scope`) have defaults, so a simple tool implements only
-//! `spec` and `execute`.
+//! [`ToolContext`]: what it needs of the turn ([`ToolTurn`]: thread, roots, sandbox mode,
+//! abort signal, and a [`CatalogView`] for gateways), the call id, a path resolver and a
+//! progress sink — never the whole runtime, and never the approver. Hooks for the pipeline
+//! (`edit_guard`, `write_paths`, `observed_read`, `explicit_approval`, `approval_scope`) have
+//! defaults, so a simple tool implements only `spec` and `execute`.
+//!
+//! Most tools implement [`TypedTool`](crate::TypedTool) instead: typed arguments and output,
+//! a rendering for the model, and a blanket `impl Tool` that does the JSON around them.
 
 use crate::{
-    PathAccess, PathError, ProviderKind, ProviderPolicy, ResolvedPath, SandboxPolicy, SideEffect,
-    ToolHostContext, ToolKind, ToolPolicy, ToolResult,
+    AbortSignal, HostError, PathAccess, PathError, ProviderKind, ProviderPolicy, ResolvedPath,
+    SandboxMode, SandboxPolicy, SideEffect, ToolHostContext, ToolKind, ToolPolicy, ToolResult,
 };
 use async_trait::async_trait;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A tool's static metadata.
@@ -27,6 +31,9 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of the arguments (an object schema).
     pub input_schema: Value,
+    /// JSON Schema of a successful result's `output` (an object schema), when the tool
+    /// declares one; `serve` offers it as the MCP `outputSchema`.
+    pub output_schema: Option<Value>,
     /// The sandbox discriminator.
     pub kind: ToolKind,
     /// The approval column.
@@ -59,12 +66,20 @@ impl ToolSpec {
             name: name.into(),
             description: description.into(),
             input_schema,
+            output_schema: None,
             kind: ToolKind::ToolCall,
             policy: ToolPolicy::OnRequest,
             side_effect: SideEffect::Unknown,
             model_advertised: true,
             user_interaction: false,
         }
+    }
+
+    /// Declares the schema of a successful result's output (an object schema).
+    #[must_use]
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
     }
 
     /// Sets the kind.
@@ -117,12 +132,87 @@ impl ProgressSink for NoProgress {
     fn update(&self, _call_id: &str, _partial: &Value) {}
 }
 
-/// What a running tool may use: the turn, its call id, the workspace path resolver and a
-/// progress sink.
+/// Whether a tool may be called in this turn, asked by gateway tools (`mcp_search`,
+/// `mcp_call`) of the host's own catalog filters instead of keeping a copy of them.
+pub trait CatalogView: Send + Sync {
+    /// `Ok` when `name` is callable in this turn: the same checks as resolving a call
+    /// (provider, lists, plan mode, the tool's own `should_advertise`) plus the sandbox
+    /// advertising its kind.
+    ///
+    /// # Errors
+    /// [`HostError::UnknownTool`] or [`HostError::NotAdvertised`] with the reason.
+    fn visible(&self, name: &str) -> Result<(), HostError>;
+}
+
+/// A view that admits every name: for tools run outside a host (tests, benchmarks).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenCatalog;
+
+impl CatalogView for OpenCatalog {
+    fn visible(&self, _name: &str) -> Result<(), HostError> {
+        Ok(())
+    }
+}
+
+/// What a running tool knows of its turn: the thread, the workspace roots, the sandbox mode,
+/// the abort signal and a view of the catalog. Nothing else: no approver, no lists.
+#[derive(Clone, Copy)]
+pub struct ToolTurn<'a> {
+    /// The conversation thread.
+    pub thread_id: &'a str,
+    /// The turn within the thread.
+    pub turn_id: &'a str,
+    /// Workspace roots; the first is the primary root.
+    pub workspace_roots: &'a [PathBuf],
+    /// Gate one's mode for this turn.
+    pub sandbox: SandboxMode,
+    /// Fires when the turn is aborted.
+    pub abort: &'a AbortSignal,
+    /// Which tools this turn may call (for gateways).
+    pub catalog: &'a dyn CatalogView,
+}
+
+impl<'a> ToolTurn<'a> {
+    /// The view of `ctx` a tool gets, with this catalog view.
+    #[must_use]
+    pub fn of(ctx: &'a ToolHostContext, catalog: &'a dyn CatalogView) -> Self {
+        Self {
+            thread_id: &ctx.thread_id,
+            turn_id: &ctx.turn_id,
+            workspace_roots: &ctx.workspace_roots,
+            sandbox: ctx.sandbox,
+            abort: &ctx.abort,
+            catalog,
+        }
+    }
+
+    /// The primary workspace root (`.` when none was given).
+    #[must_use]
+    pub fn primary_root(&self) -> &'a Path {
+        self.workspace_roots
+            .first()
+            .map_or(Path::new("."), PathBuf::as_path)
+    }
+}
+
+impl fmt::Debug for ToolTurn<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolTurn")
+            .field("thread_id", &self.thread_id)
+            .field("turn_id", &self.turn_id)
+            .field("workspace_roots", &self.workspace_roots)
+            .field("sandbox", &self.sandbox)
+            .field("aborted", &self.abort.is_aborted())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a running tool may use: its view of the turn, its call id, the workspace path
+/// resolver and a progress sink.
 #[derive(Clone, Copy)]
 pub struct ToolContext<'a> {
-    /// The turn the call belongs to.
-    pub turn: &'a ToolHostContext,
+    /// What the tool knows of the turn.
+    pub turn: ToolTurn<'a>,
     /// This call's id.
     pub call_id: &'a str,
     /// Gate one's path resolution (symlinks followed, roots enforced).
@@ -138,7 +228,7 @@ impl ToolContext<'_> {
     /// When the path escapes the roots (or otherwise cannot be used for `access`).
     pub fn resolve_path(&self, input: &str, access: PathAccess) -> Result<ResolvedPath, PathError> {
         self.sandbox
-            .resolve_path(input, &self.turn.workspace_roots, self.turn.sandbox, access)
+            .resolve_path(input, self.turn.workspace_roots, self.turn.sandbox, access)
     }
 
     /// Sends a streaming update.

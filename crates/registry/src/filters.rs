@@ -223,6 +223,35 @@ impl CatalogFilters {
         Ok(&entry.descriptor)
     }
 
+    /// Whether `name` is callable in this turn: [`CatalogFilters::resolve`]'s checks plus the
+    /// sandbox advertising the tool's kind (filter 4). What gateway tools ask through
+    /// [`CatalogView`](kun_ports::CatalogView).
+    ///
+    /// # Errors
+    /// As [`CatalogFilters::resolve`], and [`NotAdvertisedReason::Sandbox`] when the sandbox
+    /// mode blocks the kind.
+    pub fn visible(
+        &self,
+        snapshot: &RegistrySnapshot,
+        name: &str,
+        ctx: &ToolHostContext,
+    ) -> Result<(), HostError> {
+        let descriptor = self.resolve(snapshot, name, None, ctx)?;
+        let spec = descriptor.spec();
+        let blocked = !spec.user_interaction
+            && matches!(
+                self.sandbox.check_tool(name, spec.kind, ctx.sandbox),
+                SandboxVerdict::Blocked(_)
+            );
+        if blocked {
+            return Err(HostError::NotAdvertised {
+                name: name.to_owned(),
+                reason: NotAdvertisedReason::Sandbox,
+            });
+        }
+        Ok(())
+    }
+
     fn check_entry(
         &self,
         snapshot: &RegistrySnapshot,

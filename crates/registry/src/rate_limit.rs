@@ -87,6 +87,7 @@ pub fn detect_rate_limit(result: &ToolResult) -> Option<RateLimitSignal> {
 /// let limited = normalise_rate_limit(ToolResult {
 ///     output: json!({"error": "Too Many Requests", "retry_after": 30}),
 ///     is_error: true,
+///     content: Vec::new(),
 /// });
 /// assert_eq!(limited.error_code(), Some("rate_limited"));
 /// assert_eq!(limited.output["retry_after_seconds"], 30);
@@ -310,6 +311,7 @@ mod tests {
         ToolResult {
             output,
             is_error: true,
+            content: Vec::new(),
         }
     }
 

@@ -564,7 +564,8 @@ async fn tool_error_results_pass_through() {
         result,
         ToolResult {
             output: json!({"error": "bad regex"}),
-            is_error: true
+            is_error: true,
+            content: Vec::new(),
         }
     );
     assert_eq!(COMPLETED.load(Ordering::SeqCst), 1);

@@ -90,7 +90,7 @@ impl From<LockError> for crate::Failure {
             }
         };
         Self::new(err.to_string())
-            .with("code", "file_lock_unavailable")
+            .with("reason", "file_lock_unavailable")
             .with("lock_dir", lock_dir)
     }
 }

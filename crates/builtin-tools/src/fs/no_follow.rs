@@ -72,7 +72,7 @@ impl From<FileError> for crate::Failure {
             FileError::Symlink(_) => {
                 Self::coded(kun_ports::ErrorCode::SandboxWriteBlocked, err.to_string())
             }
-            FileError::NotFound(_) => Self::new(err.to_string()).with("code", "file_not_found"),
+            FileError::NotFound(_) => Self::new(err.to_string()).with("reason", "file_not_found"),
             _ => Self::new(err.to_string()),
         }
     }

@@ -117,7 +117,7 @@ mod tests {
         let mine = QueryId::of(&json!({"pattern": "a"}));
         let other = QueryId::of(&json!({"pattern": "b"}));
         let err = mine.offset(Some(&other.cursor(3))).unwrap_err();
-        assert_eq!(err.code, Some(ErrorCode::InvalidArguments));
+        assert_eq!(err.code, ErrorCode::InvalidArguments);
         assert!(
             err.message
                 .starts_with("cursor does not belong to this query"),
@@ -130,7 +130,7 @@ mod tests {
             &URL_SAFE_NO_PAD.encode(br#"{"q":"x","o":-1}"#),
         ] {
             let err = mine.offset(Some(bad)).unwrap_err();
-            assert_eq!(err.code, Some(ErrorCode::InvalidArguments));
+            assert_eq!(err.code, ErrorCode::InvalidArguments);
             assert!(err.message.contains("malformed"), "{}", err.message);
         }
     }

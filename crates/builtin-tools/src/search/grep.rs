@@ -278,7 +278,7 @@ mod tests {
     #[test]
     fn matcher_errors_name_the_problem() {
         let err = build_matcher("fn (", false, false).unwrap_err();
-        assert_eq!(err.code, Some(ErrorCode::InvalidArguments));
+        assert_eq!(err.code, ErrorCode::InvalidArguments);
         assert!(err.message.contains("unclosed group"), "{}", err.message);
         assert!(build_matcher("fn (", false, true).is_ok());
         assert!(build_matcher("", false, false).is_err());

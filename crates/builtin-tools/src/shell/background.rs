@@ -235,7 +235,7 @@ impl BackgroundShellTool {
 
     async fn run(&self, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
         let args: BackgroundArgs = parse_args("background_shell", arguments)?;
-        let thread = ctx.turn.thread_id.as_str();
+        let thread = ctx.turn.thread_id;
         match args.action {
             Action::Start => self.start(args.command.as_deref(), ctx),
             Action::List => Ok(self.list(thread)),
@@ -248,7 +248,7 @@ impl BackgroundShellTool {
         let command = command
             .filter(|c| !c.trim().is_empty())
             .ok_or_else(|| Failure::invalid("action=start needs a command to run"))?;
-        let thread = ctx.turn.thread_id.clone();
+        let thread = ctx.turn.thread_id.to_owned();
         let mut jobs = lock(&self.jobs);
         let live_here = jobs
             .by_thread
@@ -263,7 +263,7 @@ impl BackgroundShellTool {
                 self.limits.max_live_per_thread
             )));
         }
-        let spec = process::shell_spec(command, ctx.turn, &self.config);
+        let spec = process::shell_spec(command, &ctx.turn, &self.config);
         let running = process::spawn(&spec, self.confinement.as_ref())?;
         let group = running.group();
         let output = Arc::new(Mutex::new(OutputAccumulator::with_spill(

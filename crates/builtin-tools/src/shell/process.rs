@@ -15,7 +15,7 @@ use crate::Failure;
 use kun_ports::process::{GroupGuard, ProcessGroup};
 use kun_ports::{
     AbortSignal, CommandConfinement, CommandSpec, ConfinedCommand, ConfinementLease,
-    ConfinementScope, ErrorCode, FileSystemScope, NetworkAccess, SandboxMode, ToolHostContext,
+    ConfinementScope, ErrorCode, FileSystemScope, NetworkAccess, SandboxMode, ToolTurn,
 };
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -69,11 +69,7 @@ pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
 
 /// `shell -c script` in the primary workspace root, with the allow-listed environment and the
 /// workspace scope.
-pub(crate) fn shell_spec(
-    script: &str,
-    turn: &ToolHostContext,
-    config: &ShellConfig,
-) -> CommandSpec {
+pub(crate) fn shell_spec(script: &str, turn: &ToolTurn<'_>, config: &ShellConfig) -> CommandSpec {
     CommandSpec::new(
         &Shell::detect().path,
         turn.primary_root(),
@@ -85,12 +81,12 @@ pub(crate) fn shell_spec(
 
 /// The confinement scope of a workspace command: the roots writable (no confinement under
 /// danger-full-access).
-pub(crate) fn workspace_scope(turn: &ToolHostContext, network: NetworkAccess) -> ConfinementScope {
+pub(crate) fn workspace_scope(turn: &ToolTurn<'_>, network: NetworkAccess) -> ConfinementScope {
     if turn.sandbox == SandboxMode::DangerFullAccess {
         return ConfinementScope::unrestricted();
     }
     ConfinementScope {
-        files: FileSystemScope::Workspace(turn.workspace_roots.clone()),
+        files: FileSystemScope::Workspace(turn.workspace_roots.to_vec()),
         network,
     }
 }

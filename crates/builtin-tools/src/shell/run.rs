@@ -82,12 +82,12 @@ pub(crate) async fn run_script(
     timeout: Duration,
     observe: &mut (dyn FnMut(&[u8]) + Send),
 ) -> Result<CommandRun, Failure> {
-    let spec = process::shell_spec(script, ctx.turn, config);
+    let spec = process::shell_spec(script, &ctx.turn, config);
     let running = process::spawn(&spec, confinement)?;
     let mut output = OutputAccumulator::with_spill(config.limits, config.spill.clone());
     let mut live = Utf8Chunker::new();
     let finished = running
-        .drive(timeout, &ctx.turn.abort, |_stream: Stream, chunk: &[u8]| {
+        .drive(timeout, ctx.turn.abort, |_stream: Stream, chunk: &[u8]| {
             output.push(chunk);
             observe(chunk);
             if config.progress == ProgressForwarding::Forward {

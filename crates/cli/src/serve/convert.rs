@@ -54,15 +54,18 @@ pub fn mcp_tool(descriptor: &ToolDescriptor) -> Tool {
 /// one text block with the same JSON, `isError` mirrors.
 #[must_use]
 pub fn call_result(result: ToolResult) -> CallToolResult {
+    let text = result.model_text();
     let structured = match result.output {
         Value::Object(_) => result.output,
         other => json!({ "value": other }),
     };
-    if result.is_error {
-        CallToolResult::structured_error(structured)
+    let mut converted = if result.is_error {
+        CallToolResult::error(vec![rmcp::model::ContentBlock::text(text)])
     } else {
-        CallToolResult::structured(structured)
-    }
+        CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)])
+    };
+    converted.structured_content = Some(structured);
+    converted
 }
 
 /// A refusal (`Err` from the host) as a JSON-RPC error.
@@ -100,6 +103,7 @@ fn why_not_advertised(reason: NotAdvertisedReason) -> &'static str {
         NotAdvertisedReason::Provider => "its provider is off, unavailable or blocked",
         NotAdvertisedReason::ToolPolicy => "the allow/deny lists or plan mode exclude it",
         NotAdvertisedReason::Context => "the tool declines this context",
+        NotAdvertisedReason::Sandbox => "the sandbox mode blocks it",
     }
 }
 
@@ -109,18 +113,16 @@ mod tests {
 
     #[test]
     fn non_object_outputs_are_wrapped_and_text_mirrors_them() {
-        let result = call_result(ToolResult {
-            output: json!("plain"),
-            is_error: false,
-        });
+        let result = call_result(ToolResult::ok(json!("plain")));
         assert_eq!(result.structured_content, Some(json!({"value": "plain"})));
         assert_eq!(result.is_error, Some(false));
         let text = result.content[0].as_text().map(|t| t.text.clone());
-        assert_eq!(text.as_deref(), Some(r#"{"value":"plain"}"#));
+        assert_eq!(text.as_deref(), Some("plain"));
 
         let failure = call_result(ToolResult {
             output: json!({"code": "approval_denied", "error": "no"}),
             is_error: true,
+            content: Vec::new(),
         });
         assert_eq!(failure.is_error, Some(true));
         assert_eq!(

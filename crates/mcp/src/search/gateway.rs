@@ -9,8 +9,8 @@ use crate::status::ServerStatus;
 use crate::tool::access_denied;
 use async_trait::async_trait;
 use kun_ports::{
-    ErrorCode, ForwardedCall, SandboxVerdict, SideEffect, Tool, ToolContext, ToolError, ToolPolicy,
-    ToolResult, ToolSpec,
+    ErrorCode, ForwardedCall, HostError, NotAdvertisedReason, SideEffect, Tool, ToolContext,
+    ToolError, ToolPolicy, ToolResult, ToolSpec,
 };
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -79,30 +79,25 @@ impl GatewayCatalog {
         })
     }
 
-    /// Whether the turn may use record `i`: the same filters the catalog applies.
+    /// Whether the turn may use record `i`: its server's access (visibility and trust), then
+    /// the host's own catalog filters (asked through the turn's [`CatalogView`]: provider,
+    /// lists, plan mode, sandbox — never a copy of them here), then the server's state.
+    ///
+    /// [`CatalogView`]: kun_ports::CatalogView
     fn check(&self, i: usize, ctx: &ToolContext<'_>) -> Result<(), Unusable> {
         let record = &self.records[i];
-        let turn = ctx.turn;
         let Some(server) = self.servers.get(&record.address.server) else {
             return Err(Unusable::Filtered("its server is unknown"));
         };
-        if let Some(denied) = access_denied(&server.access, &record.address.server, turn) {
+        if let Some(denied) = access_denied(
+            &server.access,
+            &record.address.server,
+            ctx.turn.workspace_roots,
+        ) {
             return Err(Unusable::Access(denied));
         }
-        if !turn.lists.admits_provider(&record.provider_id()) {
-            return Err(Unusable::Filtered("its server is blocked in this context"));
-        }
-        if !turn.lists.admits_tool(&record.name) {
-            return Err(Unusable::Filtered("it is blocked by the allow/deny lists"));
-        }
-        if turn.is_plan_context() && record.class.side_effect != SideEffect::ReadOnly {
-            return Err(Unusable::Filtered("plan mode admits read-only tools only"));
-        }
-        if let SandboxVerdict::Blocked(_) =
-            ctx.sandbox
-                .check_tool(&record.name, record.class.kind, turn.sandbox)
-        {
-            return Err(Unusable::Filtered("the sandbox mode blocks it"));
+        if let Err(refusal) = ctx.turn.catalog.visible(&record.name) {
+            return Err(Unusable::Filtered(not_visible(&refusal)));
         }
         let usable = server
             .status
@@ -121,6 +116,26 @@ impl GatewayCatalog {
             ErrorCode::InvalidArguments,
             format!("unknown MCP tool `{name}`; call `{SEARCH_TOOL}` to find the exact name"),
         )
+    }
+}
+
+/// Why the host's filters refuse a target, in words for the model.
+fn not_visible(refusal: &HostError) -> &'static str {
+    match refusal {
+        HostError::NotAdvertised { reason, .. } => match reason {
+            NotAdvertisedReason::Provider | NotAdvertisedReason::WrongProvider => {
+                "its server is blocked in this context"
+            }
+            NotAdvertisedReason::ToolPolicy => {
+                "the allow/deny lists or plan mode exclude it in this context"
+            }
+            NotAdvertisedReason::Context => "it is not available in this context",
+            NotAdvertisedReason::Sandbox => "the sandbox mode blocks it",
+        },
+        HostError::UnknownTool { .. } => "it is not registered right now",
+        HostError::DisabledByPolicy { .. } | HostError::Aborted { .. } => {
+            "it cannot be called in this context"
+        }
     }
 }
 

@@ -7,16 +7,31 @@
 //! | the tool panics | `mark_unknown`, or `fail` for a read-only tool | `tool_execution_failed` |
 //! | the turn is aborted while it runs | `mark_unknown` | `Err(Aborted)` |
 
-use super::Host;
+use super::{Host, PinnedTurn};
+use crate::filters::CatalogFilters;
+use crate::snapshot::RegistrySnapshot;
 use futures_util::FutureExt;
 use kun_ports::{
-    AbortStage, ErrorCode, HostError, NoProgress, OperationKey, ProgressSink, SideEffect,
-    ToolContext, ToolDescriptor, ToolError, ToolHostContext, ToolResult,
+    AbortStage, CatalogView, ErrorCode, HostError, NoProgress, OperationKey, ProgressSink,
+    SideEffect, ToolContext, ToolDescriptor, ToolError, ToolHostContext, ToolResult, ToolTurn,
 };
 use serde_json::Value;
 use std::any::Any;
 use std::ops::ControlFlow;
 use std::panic::AssertUnwindSafe;
+
+/// The turn's catalog as a running tool sees it: the filters over the pinned snapshot.
+struct TurnCatalog<'a> {
+    filters: &'a CatalogFilters,
+    snapshot: &'a RegistrySnapshot,
+    ctx: &'a ToolHostContext,
+}
+
+impl CatalogView for TurnCatalog<'_> {
+    fn visible(&self, name: &str) -> Result<(), HostError> {
+        self.filters.visible(self.snapshot, name, self.ctx)
+    }
+}
 
 /// How a run ended, before the ledger hears of it.
 enum RunEnd {
@@ -34,14 +49,20 @@ impl Host {
     /// [`HostError::Aborted`] when the turn is aborted while the tool runs.
     pub(crate) async fn run_tool(
         &self,
+        turn: &PinnedTurn,
         tool: &ToolDescriptor,
         arguments: Value,
         operation: &OperationKey,
         ctx: &ToolHostContext,
     ) -> Result<ControlFlow<ToolResult, ToolResult>, HostError> {
         let progress: &dyn ProgressSink = ctx.progress.as_deref().unwrap_or(&NoProgress);
+        let catalog = TurnCatalog {
+            filters: self.registry.filters(),
+            snapshot: &turn.snapshot,
+            ctx,
+        };
         let tool_ctx = ToolContext {
-            turn: ctx,
+            turn: ToolTurn::of(ctx, &catalog),
             call_id: &operation.call_id,
             sandbox: self.registry.filters().sandbox().as_ref(),
             progress,

@@ -3,7 +3,7 @@
 
 use super::Host;
 use crate::canonical::canonical_len;
-use kun_ports::{OperationKey, ToolDescriptor, ToolResult};
+use kun_ports::{ContentBlock, OperationKey, ToolDescriptor, ToolResult};
 use serde_json::{Map, Value};
 
 /// How much of a spilled output stays inline as a preview.
@@ -24,6 +24,14 @@ pub(crate) fn normalize_rate_limit(tool: &ToolDescriptor, result: ToolResult) ->
 pub(crate) fn attach_context(mut result: ToolResult, context: Vec<String>) -> ToolResult {
     if context.is_empty() {
         return result;
+    }
+    if !result.content.is_empty() {
+        let mut text = String::from("additional context:");
+        for note in &context {
+            text.push_str("\n- ");
+            text.push_str(note);
+        }
+        result.content.push(ContentBlock::text(text));
     }
     let notes = Value::from(context);
     match &mut result.output {
@@ -55,16 +63,19 @@ impl Host {
         if result.is_error {
             return result;
         }
-        let size = match &result.output {
-            Value::String(text) => text.len(),
-            other => canonical_len(other),
+        // What the model would read: the tool's rendering when it has one, else the output.
+        let rendered = (!result.content.is_empty()).then(|| result.model_text());
+        let size = match (&rendered, &result.output) {
+            (Some(text), _) | (None, Value::String(text)) => text.len(),
+            (None, other) => canonical_len(other),
         };
         if size <= self.artifact_threshold {
             return result;
         }
-        let text = match &result.output {
-            Value::String(text) => text.clone(),
-            other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        let text = match (rendered, &result.output) {
+            (Some(text), _) => text,
+            (None, Value::String(text)) => text.clone(),
+            (None, other) => serde_json::to_string_pretty(other).unwrap_or_default(),
         };
         let name_hint = format!("{}-{}", operation.tool_name, operation.call_id);
         match store.put(&name_hint, text.as_bytes()) {
@@ -81,7 +92,16 @@ impl Host {
                         Value::from(path.to_string_lossy().into_owned()),
                     );
                 }
-                ToolResult::ok(Value::Object(map))
+                let text = format!(
+                    "{}\n… output too large ({} bytes, {} lines): the whole of it is artifact {}",
+                    preview(&text),
+                    artifact.byte_size,
+                    text.lines().count(),
+                    map.get("path")
+                        .and_then(Value::as_str)
+                        .map_or_else(|| map["artifact_id"].to_string(), str::to_owned)
+                );
+                ToolResult::ok(Value::Object(map)).with_text(text)
             }
             Err(error) => {
                 tracing::warn!(tool = %operation.tool_name, "output kept inline: {error}");

@@ -252,7 +252,10 @@ impl Host {
         gates::ensure_not_aborted(ctx, AbortStage::AwaitingApproval)?; // 13
         let operation = step!(self.begin_operation(ctx, call_id, tool_name, &arguments)); // 14
         let mut after = self.keep_for_after_run(&turn, &arguments, pre.context);
-        let result = step!(self.run_tool(tool, arguments, &operation, ctx).await?); // 15
+        let result = step!(
+            self.run_tool(&turn, tool, arguments, &operation, ctx)
+                .await?
+        ); // 15
         let result = hooks::post_tool_use(&turn.hooks, ctx, &operation, &mut after, result).await; // 16
         let result = finish::normalize_rate_limit(tool, result); // 17
         let result = finish::attach_context(result, after.context);

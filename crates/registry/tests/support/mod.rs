@@ -243,6 +243,7 @@ impl Tool for TestTool {
             Behaviour::ErrorResult(output) => Ok(ToolResult {
                 output: output.clone(),
                 is_error: true,
+                content: Vec::new(),
             }),
             Behaviour::Fail(error) => Err(error.clone()),
             Behaviour::Panic => panic!("test tool {} panics on purpose", self.spec.name),

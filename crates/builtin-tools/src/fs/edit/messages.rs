@@ -12,6 +12,7 @@
 use super::closest::{ClosestRegion, Divergence};
 use super::engine::EditError;
 use crate::Failure;
+use kun_ports::ErrorCode;
 use std::fmt::Write as _;
 
 /// Which argument form the call used; messages name edits accordingly.
@@ -68,32 +69,31 @@ pub(super) fn edits_of(
 /// The failure the model sees for an engine error on `path`.
 pub(crate) fn failure(err: EditError, shape: EditShape, path: &str) -> Failure {
     match err {
-        EditError::EmptyOldText { index } => Failure::new(format!(
+        EditError::EmptyOldText { index } => Failure::invalid(format!(
             "{} is empty in the edit of {path}: give the exact text to replace (to write a whole file, use write)",
             shape.name(index)
         ))
-        .with("code", "edit_empty_old_text")
+        .with("reason", "edit_empty_old_text")
         .with("edit_index", index),
         EditError::NotFound { index, closest } => not_found(index, closest, shape, path),
-        EditError::Ambiguous { index, occurrences } => Failure::new(format!(
+        EditError::Ambiguous { index, occurrences } => Failure::coded(ErrorCode::EditAmbiguous, format!(
             "{} occurs {occurrences} times in {path}, but must occur exactly once; include more surrounding \
              lines so it matches only the place you mean",
             shape.name(index)
         ))
-        .with("code", "edit_ambiguous")
         .with("edit_index", index)
         .with("occurrences", occurrences),
-        EditError::Overlap { first, second } => Failure::new(format!(
+        EditError::Overlap { first, second } => Failure::invalid(format!(
             "edits[{first}] and edits[{second}] overlap in {path}; merge them into one edit, or make each \
              target a separate region"
         ))
-        .with("code", "edit_overlap")
+        .with("reason", "edit_overlap")
         .with("edits", vec![first, second]),
-        EditError::NoChange => Failure::new(format!(
+        EditError::NoChange => Failure::invalid(format!(
             "the edit leaves {path} unchanged: every newText equals the text it replaces. Check that newText \
              holds the change you meant"
         ))
-        .with("code", "edit_no_change"),
+        .with("reason", "edit_no_change"),
     }
 }
 
@@ -110,9 +110,7 @@ fn not_found(
     );
     let Some(region) = closest else {
         message.push_str(" No line of it appears in the file: read the file again and check it is the right one.");
-        return Failure::new(message)
-            .with("code", "edit_not_found")
-            .with("edit_index", index);
+        return Failure::coded(ErrorCode::EditNotFound, message).with("edit_index", index);
     };
     let _ = write!(
         message,
@@ -144,8 +142,7 @@ fn not_found(
         "\nThe region reads:\n{}\nRead the file again and copy {name} from it exactly.",
         region.region
     );
-    let mut failure = Failure::new(message)
-        .with("code", "edit_not_found")
+    let mut failure = Failure::coded(ErrorCode::EditNotFound, message)
         .with("edit_index", index)
         .with("closest_line", region.start_line)
         .with("closest_region", region.region);

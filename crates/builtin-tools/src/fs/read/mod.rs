@@ -3,11 +3,11 @@
 //! * The path is resolved for reading (sandbox-checked) and opened without following a final
 //!   symlink.
 //! * `revision` is `<size>:<mtime in ns>`; passing the previous page's revision as
-//!   `expected_revision` makes the read fail with `code: "file_revision_mismatch"` if the
+//!   `expected_revision` makes the read fail with `reason: "file_revision_mismatch"` if the
 //!   file changed between pages.
 //! * PNG, JPEG, GIF and WEBP files (by magic bytes) come back as `{kind: "image", mime_type,
 //!   width, height, data_base64, …}`; other files with a NUL byte in the first 8 KiB are
-//!   refused (`code: "binary_file"`).
+//!   refused (`reason: "binary_file"`).
 //! * Text comes back a page at a time ([`paging`]): `offset` (1-based line) and `limit`,
 //!   bounded by the [`OutputLimits`] given at construction. The output says whether more
 //!   follows (`has_more`, `next_offset`) and a `notice` says what was cut and how to continue.
@@ -101,7 +101,7 @@ impl ReadTool {
             return Err(Failure::invalid(
                 "path is empty: name a file (find one with ls, glob or grep)",
             )
-            .with("code", "missing_path"));
+            .with("reason", "missing_path"));
         }
         let resolved = ctx.resolve_path(&args.path, PathAccess::Read)?;
         let limits = self.limits;
@@ -133,7 +133,7 @@ fn read_file(
              expected_revision",
             resolved.relative
         ))
-        .with("code", "file_revision_mismatch")
+        .with("reason", "file_revision_mismatch")
         .with("path", path)
         .with("relative_path", resolved.relative.clone())
         .with("expected_revision", expected)
@@ -149,7 +149,7 @@ fn read_file(
              `xxd | head`)",
             resolved.relative
         ))
-        .with("code", "binary_file")
+        .with("reason", "binary_file")
         .with("path", path)),
         ContentKind::Image(mime_type) => {
             if meta.len() > max_image_bytes {
@@ -159,7 +159,7 @@ fn read_file(
                     format_size(meta.len()),
                     format_size(max_image_bytes)
                 ))
-                .with("code", "file_too_large"));
+                .with("reason", "file_too_large"));
             }
             let mut data = head;
             file.read_to_end(&mut data)?;

@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! let clean = kun_builtin_tools::sanitize_schema(json!({
+//! let clean = kun_ports::sanitize_schema(json!({
 //!     "$schema": "https://json-schema.org/draft/2020-12/schema",
 //!     "title": "Args",
 //!     "type": "object",
@@ -45,10 +45,34 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
-/// The sanitised input schema of an argument type.
+/// The sanitised input schema of an argument type (how it is deserialised).
 #[must_use]
 pub fn schema_for<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    sanitize_schema(generator.into_root_schema_for::<T>().to_value())
+}
+
+/// The sanitised output schema of a result type (how it is serialised): what `serve`
+/// declares as a tool's `outputSchema`. Optional fields of an output must be left out when
+/// empty (`skip_serializing_if`), never sent as `null`: the sanitiser drops `null` from
+/// types, as model APIs want.
+///
+/// ```
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Out {
+///     lines: u32,
+///     #[serde(skip_serializing_if = "Option::is_none")]
+///     notice: Option<String>,
+/// }
+/// let schema = kun_ports::output_schema_for::<Out>();
+/// assert_eq!(schema["type"], "object");
+/// assert_eq!(schema["required"], serde_json::json!(["lines"]));
+/// ```
+#[must_use]
+pub fn output_schema_for<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
     sanitize_schema(generator.into_root_schema_for::<T>().to_value())
 }
 
