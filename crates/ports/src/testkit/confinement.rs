@@ -141,11 +141,15 @@ pub fn command_confinement_contract(confinement: &dyn CommandConfinement) {
         "rule 6: an unrestricted scope must write outside: {ran:?}"
     );
 
-    // Rule 7.
+    // Rule 7. The loop renames each stamp into place, so a read never sees half a write;
+    // the command returns once the first stamp is there.
     let ran = run(fixture.shell(
-        "(while :; do date +%s%N > alive; sleep 0.05; done) >/dev/null 2>&1 & sleep 0.3; exit 0",
+        "(while :; do date +%s%N > alive.new && mv alive.new alive; sleep 0.05; done) \
+         >/dev/null 2>&1 & while [ ! -s alive ]; do sleep 0.02; done; exit 0",
     ));
     assert!(ran.status.success(), "rule 7: the command failed: {ran:?}");
+    // A write already inside the kernel when the kill came may still land.
+    std::thread::sleep(Duration::from_millis(100));
     let first = std::fs::read_to_string(fixture.ws.join("alive")).unwrap_or_default();
     std::thread::sleep(Duration::from_millis(400));
     let second = std::fs::read_to_string(fixture.ws.join("alive")).unwrap_or_default();

@@ -8,7 +8,14 @@
 //! | a directory or file | `--ro-bind` it onto itself |
 //! | a `.git` file (`gitdir: X`) | the file, and `X` too when `X` lies inside a writable root |
 //! | a symbolic link | refused: a link can be replaced from inside, and bwrap cannot bind onto a link |
-//! | missing | a mask: an empty directory (`.mcp.json`: a file saying `{"mcpServers":{}}`) is made on the host and bound read-only, so the name cannot be created; removed after the last command using it ends |
+//! | missing | a mask: an empty directory is made on the host and bound read-only, so the name cannot be created; removed after the last command using it ends |
+//!
+//! Masks are empty directories, `.mcp.json` too: git shows no empty directory (so no
+//! `?? .mcp.json` in `git status`, nothing for a `git add -A` to pick up while a language
+//! server or a background job runs), git's discovery skips an empty `.git` directory (a
+//! workspace inside a repository keeps finding it), and a `.mcp.json` directory reads as no
+//! servers (`kun-composition` treats it as absent; other clients fail to parse it, which
+//! starts nothing either).
 //!
 //! The masks are counted per process: concurrent commands share one, and it is removed only
 //! when none of them runs any more (removing a mount point under a running sandbox would drop
@@ -18,32 +25,16 @@
 
 use kun_ports::ConfinementError;
 use std::collections::HashMap;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-/// What a missing guard is masked with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum MaskKind {
-    /// An empty directory.
-    Directory,
-    /// A file with this content.
-    File(&'static str),
-}
-
-/// The guard names of every workspace root, and how each is masked when missing.
-pub(crate) const GUARDS: [(&str, MaskKind); 5] = [
-    (".git", MaskKind::Directory),
-    (".kun", MaskKind::Directory),
-    (".mcp.json", MaskKind::File("{\"mcpServers\":{}}\n")),
-    (".claude", MaskKind::Directory),
-    (".agents", MaskKind::Directory),
-];
+/// The guard names of every workspace root.
+pub(crate) const GUARDS: [&str; 5] = [".git", ".kun", ".mcp.json", ".claude", ".agents"];
 
 /// The guard names, for messages.
 pub(crate) fn guard_names() -> String {
-    GUARDS.map(|(name, _)| name).join(", ")
+    GUARDS.join(", ")
 }
 
 /// What to re-bind read-only inside the roots, and the masks that had to be made for it.
@@ -62,9 +53,9 @@ pub(crate) struct GuardPlan {
 pub(crate) fn plan(roots: &[PathBuf]) -> Result<GuardPlan, ConfinementError> {
     let mut plan = GuardPlan::default();
     for root in roots {
-        for (name, kind) in GUARDS {
+        for name in GUARDS {
             let path = root.join(name);
-            match inspect(&path, kind)? {
+            match inspect(&path)? {
                 Found::Mask(hold) => plan.masks.push(hold),
                 Found::Existing { is_file } => {
                     if name == ".git"
@@ -93,7 +84,7 @@ enum Found {
 
 /// Looks at one guard path, making a mask when it is missing. Decided under the mask registry's
 /// lock, so a mask another command uses is shared, never mistaken for the user's.
-fn inspect(path: &Path, kind: MaskKind) -> Result<Found, ConfinementError> {
+fn inspect(path: &Path) -> Result<Found, ConfinementError> {
     let mut guard = MASKS.lock().unwrap_or_else(PoisonError::into_inner);
     let masks = guard.get_or_insert_with(HashMap::new);
     if let Some((users, _)) = masks.get_mut(path) {
@@ -108,21 +99,16 @@ fn inspect(path: &Path, kind: MaskKind) -> Result<Found, ConfinementError> {
                 .map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
             Err(ConfinementError::new(format!(
                 "`{}` is a symbolic link (to {target}), which a command could replace; it cannot \
-                 be kept read-only. Replace the link with the real {}, or run the command with \
-                 approval outside the sandbox",
+                 be kept read-only. Replace the link with the real directory or file, or run the \
+                 command with approval outside the sandbox",
                 path.display(),
-                if kind == MaskKind::Directory {
-                    "directory"
-                } else {
-                    "file"
-                },
             )))
         }
         Ok(meta) => Ok(Found::Existing {
             is_file: meta.is_file(),
         }),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            let made = make(path, kind).map_err(|err| {
+            let made = make(path).map_err(|err| {
                 ConfinementError::new(format!(
                     "cannot make the read-only mask `{}` that keeps a command from creating it: \
                      {err}",
@@ -162,7 +148,6 @@ static MASKS: Mutex<Option<HashMap<PathBuf, (usize, Made)>>> = Mutex::new(None);
 /// What a mask is on the host, to recognise it when removing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Made {
-    kind: MaskKind,
     device: u64,
     inode: u64,
 }
@@ -190,26 +175,17 @@ impl Drop for MaskHold {
     }
 }
 
-fn make(path: &Path, kind: MaskKind) -> std::io::Result<Made> {
-    match kind {
-        MaskKind::Directory => std::fs::DirBuilder::new().mode(0o755).create(path)?,
-        MaskKind::File(content) => {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o644)
-                .open(path)?;
-            file.write_all(content.as_bytes())?;
-        }
-    }
+fn make(path: &Path) -> std::io::Result<Made> {
+    std::fs::DirBuilder::new().mode(0o755).create(path)?;
     let meta = std::fs::symlink_metadata(path)?;
     Ok(Made {
-        kind,
         device: meta.dev(),
         inode: meta.ino(),
     })
 }
 
+/// Removes the mask unless the user changed it: it must still be our directory, and empty
+/// (`remove_dir` fails otherwise, and then it stays).
 fn remove_if_unchanged(path: &Path, made: Made) {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return;
@@ -217,15 +193,7 @@ fn remove_if_unchanged(path: &Path, made: Made) {
     if meta.dev() != made.device || meta.ino() != made.inode {
         return;
     }
-    let removed = match made.kind {
-        // Fails when not empty: then the user put something there, and it stays.
-        MaskKind::Directory => std::fs::remove_dir(path),
-        MaskKind::File(content) => match std::fs::read(path) {
-            Ok(bytes) if bytes == content.as_bytes() => std::fs::remove_file(path),
-            _ => return,
-        },
-    };
-    if let Err(err) = removed
+    if let Err(err) = std::fs::remove_dir(path)
         && err.kind() != std::io::ErrorKind::DirectoryNotEmpty
     {
         tracing::debug!(path = %path.display(), %err, "a guard mask was not removed");
@@ -247,10 +215,7 @@ mod tests {
         assert_eq!(first.read_only.len(), 5);
         assert_eq!(first.masks.len(), 4, ".git exists; four masks");
         assert!(root.join(".kun").is_dir());
-        assert_eq!(
-            std::fs::read_to_string(root.join(".mcp.json")).unwrap(),
-            "{\"mcpServers\":{}}\n"
-        );
+        assert!(root.join(".mcp.json").is_dir());
         let second = plan(&roots).unwrap();
         assert_eq!(second.masks.len(), 4, "the second user shares the masks");
         drop(first);
@@ -268,10 +233,11 @@ mod tests {
         let root = std::fs::canonicalize(temp.path()).unwrap();
         let held = plan(std::slice::from_ref(&root)).unwrap();
         std::fs::write(root.join(".kun/config.toml"), "# mine\n").unwrap();
-        std::fs::write(root.join(".mcp.json"), "{\"mcpServers\":{\"x\":{}}}").unwrap();
+        std::fs::write(root.join(".claude/settings.json"), "{}").unwrap();
         drop(held);
         assert!(root.join(".kun/config.toml").exists());
-        assert!(root.join(".mcp.json").exists());
+        assert!(root.join(".claude/settings.json").exists());
+        assert!(!root.join(".mcp.json").exists(), "an unchanged mask goes");
     }
 
     #[test]
