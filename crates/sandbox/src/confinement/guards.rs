@@ -29,12 +29,15 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-/// The guard names of every workspace root.
-pub(crate) const GUARDS: [&str; 5] = [".git", ".kun", ".mcp.json", ".claude", ".agents"];
+/// The guard names of every workspace root: the protected paths of the in-process tools
+/// (`crate::protected`), one list for both.
+fn guards() -> impl Iterator<Item = &'static str> {
+    crate::protected::guard_names()
+}
 
 /// The guard names, for messages.
 pub(crate) fn guard_names() -> String {
-    GUARDS.join(", ")
+    guards().collect::<Vec<_>>().join(", ")
 }
 
 /// What to re-bind read-only inside the roots, and the masks that had to be made for it.
@@ -53,7 +56,7 @@ pub(crate) struct GuardPlan {
 pub(crate) fn plan(roots: &[PathBuf]) -> Result<GuardPlan, ConfinementError> {
     let mut plan = GuardPlan::default();
     for root in roots {
-        for name in GUARDS {
+        for name in guards() {
             let path = root.join(name);
             match inspect(&path)? {
                 Found::Mask(hold) => plan.masks.push(hold),
