@@ -39,6 +39,10 @@ fn pylsp() -> Option<PathBuf> {
 }
 
 fn tool(pylsp: PathBuf) -> LspTool {
+    tool_with(pylsp, Arc::new(NoConfinement))
+}
+
+fn tool_with(pylsp: PathBuf, confinement: Arc<dyn kun_ports::CommandConfinement>) -> LspTool {
     let config = LspConfig {
         servers: vec![LspServerConfig {
             language_id: "python".into(),
@@ -48,7 +52,7 @@ fn tool(pylsp: PathBuf) -> LspTool {
         }],
         ..LspConfig::default()
     };
-    LspTool::new(config, Arc::new(NoConfinement))
+    LspTool::new(config, confinement)
 }
 
 fn project() -> TestWorkspace {
@@ -159,6 +163,31 @@ async fn definition_references_hover_symbols_diagnostics() {
         list.iter()
             .any(|d| d["severity"] == "error" && d["line"] == 3),
         "{diags}"
+    );
+}
+
+#[tokio::test]
+async fn the_server_runs_under_the_probed_confinement() {
+    let Some(pylsp) = pylsp() else { return };
+    let ws = project();
+    let caps = kun_sandbox::SandboxCapabilities::probe();
+    let tool = tool_with(pylsp, caps.confinement());
+    let symbols = ask(
+        &tool,
+        &ws,
+        json!({"action": "document_symbols", "path": "shapes.py"}),
+    )
+    .await;
+    assert!(symbols.to_string().contains("Square"), "{caps}: {symbols}");
+    let diags = ask(
+        &tool,
+        &ws,
+        json!({"action": "diagnostics", "path": "broken.py"}),
+    )
+    .await;
+    assert!(
+        !diags["diagnostics"].as_array().unwrap().is_empty(),
+        "{caps}: {diags}"
     );
 }
 

@@ -10,7 +10,7 @@
 
 use kun_builtin_tools::shell::{BackgroundLimits, BackgroundShellTool, ShellConfig};
 use kun_builtin_tools::testing::TestWorkspace;
-use kun_ports::{CommandConfinement, MockCommandConfinement, Tool, ToolResult};
+use kun_ports::{CommandConfinement, Tool, ToolResult};
 use rustix::process::{Pid, test_kill_process};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -18,9 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn unconfined() -> Arc<dyn CommandConfinement> {
-    let mut mock = MockCommandConfinement::new();
-    mock.expect_confine().returning(|_, _| Ok(()));
-    Arc::new(mock)
+    Arc::new(kun_sandbox::NoConfinement)
 }
 
 async fn call(tool: &BackgroundShellTool, ws: &TestWorkspace, args: Value) -> ToolResult {

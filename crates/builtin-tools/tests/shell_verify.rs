@@ -10,14 +10,12 @@
 
 use kun_builtin_tools::shell::{CheckSource, ShellConfig, VerifyChangesTool, VerifyConfig};
 use kun_builtin_tools::testing::TestWorkspace;
-use kun_ports::{CommandConfinement, MockCommandConfinement, Tool, ToolResult};
+use kun_ports::{CommandConfinement, Tool, ToolResult};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
 fn unconfined() -> Arc<dyn CommandConfinement> {
-    let mut mock = MockCommandConfinement::new();
-    mock.expect_confine().returning(|_, _| Ok(()));
-    Arc::new(mock)
+    Arc::new(kun_sandbox::NoConfinement)
 }
 
 async fn verify(tool: &VerifyChangesTool, ws: &TestWorkspace, args: Value) -> ToolResult {

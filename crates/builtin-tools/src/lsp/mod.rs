@@ -2,8 +2,9 @@
 //! language server over stdio, configured per language.
 //!
 //! Servers start on first use for a (workspace root, language) pair and stay up for the
-//! tool's lifetime; they run in their own process group, confined through the
-//! [`CommandConfinement`] port, and are killed with the tool.
+//! tool's lifetime; they are built by the [`CommandConfinement`] port (confined to the
+//! workspace, in their own session and process group, with only the allow-listed environment:
+//! see [`kun_ports::process`]), and their group is killed with the tool.
 //!
 //! A file with no configured server, or whose server is not installed, fails with
 //! `lsp_unavailable` naming the server to install — in the host's preflight (step 10b),
@@ -28,9 +29,11 @@ pub use render::{Diagnostic, Location, Symbol};
 use crate::Failure;
 use crate::shell::find_on_path;
 use async_trait::async_trait;
+use kun_ports::process::EnvAllowList;
 use kun_ports::{
-    CommandConfinement, ConfinementScope, ErrorCode, PathAccess, SideEffect, ToolContext,
-    ToolHostContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
+    ChildPipe, ChildStdio, CommandConfinement, CommandSpec, ConfinementScope, ErrorCode,
+    PathAccess, SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy, ToolSpec,
+    TypedTool,
 };
 use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
@@ -197,6 +200,7 @@ pub struct LspTool {
     spec: ToolSpec,
     config: LspConfig,
     confinement: Arc<dyn CommandConfinement>,
+    env: EnvAllowList,
     clients: Mutex<FxHashMap<ClientKey, Arc<LspClient>>>,
 }
 
@@ -224,8 +228,16 @@ impl LspTool {
             .with_side_effect(SideEffect::ReadOnly),
             config,
             confinement,
+            env: EnvAllowList::default(),
             clients: Mutex::default(),
         }
+    }
+
+    /// Servers see the base environment plus these names (`[shell] env`), nothing else.
+    #[must_use]
+    pub fn with_env(mut self, env: EnvAllowList) -> Self {
+        self.env = env;
+        self
     }
 
     fn server_for(&self, path: &Path) -> Option<&LspServerConfig> {
@@ -288,12 +300,23 @@ impl LspTool {
         if let Some(client) = clients.get(&key) {
             return Ok(Arc::clone(client));
         }
-        let mut command = std::process::Command::new(&server.command);
-        command.args(&server.args).current_dir(root);
-        self.confinement
-            .confine(&mut command, &ConfinementScope::workspace(root))
-            .map_err(|err| Failure::new(err.to_string()))?;
-        let client = LspClient::start(command, root, self.config.request_timeout).await.map_err(|err| {
+        let spec = CommandSpec::new(
+            &server.command,
+            root,
+            self.env.from_current_process(),
+            ConfinementScope::workspace(root),
+        )
+        .args(&server.args)
+        .stdio(ChildStdio {
+            stdin: ChildPipe::Piped,
+            stdout: ChildPipe::Piped,
+            stderr: ChildPipe::Null,
+        });
+        let confined = self
+            .confinement
+            .command(&spec)
+            .map_err(|err| Failure::coded(ErrorCode::SandboxCommandBlocked, err.to_string()))?;
+        let client = LspClient::start(confined, root, self.config.request_timeout).await.map_err(|err| {
             Failure::coded(ErrorCode::LspUnavailable, format!(
                 "the {} language server (`{}`) is not usable: {err}; install it or configure another server for .{} files",
                 server.language_id,

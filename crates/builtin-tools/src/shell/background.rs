@@ -21,10 +21,11 @@
 //! | kill | `bg-1 killed` |
 
 use super::ShellConfig;
-use super::process::{self, Ending, ProcessGroup, Stream};
+use super::process::{self, Ending, Stream};
 use crate::output::{FullText, OutputAccumulator, StreamEnd, truncate_tail};
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
+use kun_ports::process::ProcessGroup;
 use kun_ports::{
     AbortSignal, CallApproval, CommandConfinement, SideEffect, ToolContext, ToolKind, ToolPolicy,
     ToolSpec, TypedTool,
@@ -437,9 +438,8 @@ impl BackgroundShellTool {
                 self.limits.max_live_per_thread
             )));
         }
-        let shell_command = process::shell_command(command, ctx.turn.primary_root());
-        let scope = process::workspace_scope(&ctx.turn, self.config.network);
-        let running = process::spawn(shell_command, self.confinement.as_ref(), &scope)?;
+        let spec = process::shell_spec(command, &ctx.turn, &self.config);
+        let running = process::spawn(&spec, self.confinement.as_ref())?;
         let group = running.group();
         let output = Arc::new(Mutex::new(OutputAccumulator::with_spill(
             self.config.limits,

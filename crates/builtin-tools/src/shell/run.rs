@@ -106,9 +106,8 @@ pub(crate) async fn run_script(
     timeout: Duration,
     observe: &mut (dyn FnMut(&[u8]) + Send),
 ) -> Result<CommandRun, Failure> {
-    let command = process::shell_command(script, ctx.turn.primary_root());
-    let scope = process::workspace_scope(&ctx.turn, config.network);
-    let running = process::spawn(command, confinement, &scope)?;
+    let spec = process::shell_spec(script, &ctx.turn, config);
+    let running = process::spawn(&spec, confinement)?;
     let mut output = OutputAccumulator::with_spill(config.limits, config.spill.clone());
     let mut live = Utf8Chunker::new();
     let finished = running

@@ -9,7 +9,7 @@
 //! | `pyproject.toml` | `python -m pytest -q` (`python3` when there is no `python`) |
 //!
 //! [`CheckSource::Configured`] replaces detection. Each check runs like `bash` (shell, process
-//! group, scrubbed environment, confinement, timeout, abort) and is summarised by its exit
+//! group, allow-listed environment, confinement, timeout, abort) and is summarised by its exit
 //! code, its first error-looking lines (seen anywhere in the stream, not only in the tail) and
 //! the tail of its output.
 //!
