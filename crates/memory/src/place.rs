@@ -39,7 +39,10 @@ pub fn place_for(workspace: &Path) -> MemoryPlace {
 
 /// The text of the repository config for the repository containing `dir`, if any.
 fn git_config(dir: &Path) -> Option<String> {
-    let dot_git = dir.ancestors().map(|d| d.join(".git")).find(|p| p.exists())?;
+    let dot_git = dir
+        .ancestors()
+        .map(|d| d.join(".git"))
+        .find(|p| p.exists())?;
     let git_dir = if dot_git.is_file() {
         // A worktree or submodule: `gitdir: <path>`, relative to the file's directory.
         let text = read_capped(&dot_git)?;
@@ -125,10 +128,20 @@ pub fn normalise_remote(url: &str) -> String {
         (host, path)
     } else {
         // A local path remote: keep it as it is.
-        return url.trim_end_matches('/').trim_end_matches(".git").to_owned();
+        return url
+            .trim_end_matches('/')
+            .trim_end_matches(".git")
+            .to_owned();
     };
-    let host = authority.rsplit('@').next().unwrap_or(authority).to_lowercase();
-    let path = path.trim_matches('/').trim_end_matches(".git").trim_end_matches('/');
+    let host = authority
+        .rsplit('@')
+        .next()
+        .unwrap_or(authority)
+        .to_lowercase();
+    let path = path
+        .trim_matches('/')
+        .trim_end_matches(".git")
+        .trim_end_matches('/');
     format!("{host}/{path}")
 }
 
@@ -147,7 +160,10 @@ mod tests {
     #[test]
     fn remote_urls_from_config() {
         let config = "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = https://a.example/up.git\n[remote \"origin\"]\n\turl = git@github.com:me/app.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n";
-        assert_eq!(remote_url(config).as_deref(), Some("git@github.com:me/app.git"));
+        assert_eq!(
+            remote_url(config).as_deref(),
+            Some("git@github.com:me/app.git")
+        );
         let only = "[remote \"fork\"]\nurl = https://x.example/f\n";
         assert_eq!(remote_url(only).as_deref(), Some("https://x.example/f"));
         assert_eq!(remote_url("[core]\nurl = nothing\n"), None);
@@ -180,7 +196,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let main = dir.path().join("main");
         std::fs::create_dir_all(main.join(".git/worktrees/wt")).unwrap();
-        std::fs::write(main.join(".git/config"), "[remote \"origin\"]\nurl = git@h.example:o/r\n").unwrap();
+        std::fs::write(
+            main.join(".git/config"),
+            "[remote \"origin\"]\nurl = git@h.example:o/r\n",
+        )
+        .unwrap();
         std::fs::write(main.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
         let wt = dir.path().join("wt");
         std::fs::create_dir_all(&wt).unwrap();

@@ -87,7 +87,7 @@ impl ToolProvider for MemoryProvider {
     }
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.state.as_ref().map(Clone::clone).unwrap_or_default()
+        self.state.clone().unwrap_or_default()
     }
 }
 

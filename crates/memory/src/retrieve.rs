@@ -41,9 +41,9 @@ pub struct Retrieved {
 /// Words too common to search for.
 const STOPWORDS: &[&str] = &[
     "a", "about", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "do", "does",
-    "for", "from", "have", "how", "i", "if", "in", "is", "it", "me", "my", "of", "on", "or",
-    "our", "please", "should", "so", "that", "the", "this", "to", "us", "was", "we", "what",
-    "when", "where", "which", "why", "will", "with", "would", "you", "your",
+    "for", "from", "have", "how", "i", "if", "in", "is", "it", "me", "my", "of", "on", "or", "our",
+    "please", "should", "so", "that", "the", "this", "to", "us", "was", "we", "what", "when",
+    "where", "which", "why", "will", "with", "would", "you", "your",
 ];
 
 /// How many words of a prompt are searched for at most.

@@ -106,7 +106,12 @@ mod tests {
         conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
             .unwrap();
         let err = migrate(&mut conn).unwrap_err();
-        assert_eq!(err, SchemaError::Newer { found: SCHEMA_VERSION + 1 });
+        assert_eq!(
+            err,
+            SchemaError::Newer {
+                found: SCHEMA_VERSION + 1
+            }
+        );
         assert!(err.to_string().contains("newer"), "{err}");
     }
 
@@ -114,7 +119,9 @@ mod tests {
     fn the_bundled_sqlite_has_fts5() {
         let conn = Connection::open_in_memory().unwrap();
         let enabled: i64 = conn
-            .query_row("SELECT sqlite_compileoption_used('ENABLE_FTS5')", [], |r| r.get(0))
+            .query_row("SELECT sqlite_compileoption_used('ENABLE_FTS5')", [], |r| {
+                r.get(0)
+            })
             .unwrap();
         assert_eq!(enabled, 1);
     }

@@ -174,7 +174,11 @@ mod tests {
             ("Deploy via staging", "Deploy via staging", ""),
             ("数据库迁移", "数据 据库 库迁 迁移", "数 据 库 迁 移"),
             ("用 cargo 跑测试", "用 cargo 跑测 测试", "用 跑 测 试"),
-            ("テストは並列", "テス スト トは は並 並列", "テ ス ト は 並 列"),
+            (
+                "テストは並列",
+                "テス スト トは は並 並列",
+                "テ ス ト は 並 列",
+            ),
             ("a-b_c.d", "a b c d", ""),
             ("café, naïve!", "café naïve", ""),
             ("", "", ""),
@@ -198,7 +202,10 @@ mod tests {
                 "make AND \"check\"",
                 Some(r#"{body tags} : "make"* OR {body tags} : "and"* OR {body tags} : "check"*"#),
             ),
-            ("content:make", Some(r#"{body tags} : "content"* OR {body tags} : "make"*"#)),
+            (
+                "content:make",
+                Some(r#"{body tags} : "content"* OR {body tags} : "make"*"#),
+            ),
             ("", None),
             ("* ^ () \" -", None),
         ];

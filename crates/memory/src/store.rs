@@ -108,9 +108,7 @@ impl SqliteMemoryStore {
             return Err(unavailable(SchemaError::Newer { found }.to_string()));
         }
         with_retry(|| {
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| {
-                row.get::<_, String>(0)
-            })
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
         })
         .map_err(|err| unavailable(err.to_string()))?;
         conn.pragma_update(None, "synchronous", "NORMAL")
@@ -146,7 +144,8 @@ impl SqliteMemoryStore {
     /// When the file cannot be read.
     pub fn status(&self) -> Result<StoreStatus, MemoryError> {
         let conn = self.lock()?;
-        let schema_version = schema::version(&conn).map_err(|e| MemoryError::storage(e.to_string()))?;
+        let schema_version =
+            schema::version(&conn).map_err(|e| MemoryError::storage(e.to_string()))?;
         let memories: i64 = conn
             .query_row("SELECT count(*) FROM memories", [], |row| row.get(0))
             .map_err(|e| self.storage(&e))?;
@@ -187,7 +186,9 @@ impl SqliteMemoryStore {
             op(&this, &mut conn)
         })
         .await
-        .map_err(|err| MemoryError::storage(format!("the memory operation did not finish: {err}")))?
+        .map_err(|err| {
+            MemoryError::storage(format!("the memory operation did not finish: {err}"))
+        })?
     }
 
     /// Runs a write transaction, retrying while another process holds the lock.
@@ -394,7 +395,12 @@ impl MemoryStore for SqliteMemoryStore {
                 };
                 tx.execute(
                     "UPDATE memories SET content = ?2, tags = ?3, updated_at = ?4 WHERE id = ?1",
-                    params![row_id, updated.content, tags_json(&updated.tags), updated.updated_at_ms],
+                    params![
+                        row_id,
+                        updated.content,
+                        tags_json(&updated.tags),
+                        updated.updated_at_ms
+                    ],
                 )?;
                 let (body, tag_text, chars) = index_row(&updated.content, &updated.tags);
                 tx.execute(

@@ -99,7 +99,12 @@ impl TypedTool for MemoryCreateTool {
     }
 
     fn render(&self, memory: &Memory) -> String {
-        format!("created {} ({}): {}", memory.id, memory.scope, headline(&memory.content))
+        format!(
+            "created {} ({}): {}",
+            memory.id,
+            memory.scope,
+            headline(&memory.content)
+        )
     }
 
     async fn run(&self, args: CreateArgs, ctx: ToolContext<'_>) -> Result<Memory, ToolFailure> {
@@ -158,7 +163,12 @@ impl TypedTool for MemoryUpdateTool {
     }
 
     fn render(&self, memory: &Memory) -> String {
-        format!("updated {} ({}): {}", memory.id, memory.scope, headline(&memory.content))
+        format!(
+            "updated {} ({}): {}",
+            memory.id,
+            memory.scope,
+            headline(&memory.content)
+        )
     }
 
     async fn run(&self, args: UpdateArgs, ctx: ToolContext<'_>) -> Result<Memory, ToolFailure> {

@@ -1,5 +1,10 @@
 //! The SQLite store honours the memory-store contract, and the provider the provider contract.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
 
 use kun_memory::{MemoryProvider, SqliteMemoryStore};
 use kun_ports::MemoryStore;

@@ -35,8 +35,15 @@ impl Rig {
     }
 
     /// Calls `tool` from `workspace` under `sandbox`, approvals granted by policy.
-    pub async fn call(&self, workspace: &Path, sandbox: SandboxMode, tool: &str, args: Value) -> ToolResult {
-        self.call_in(workspace, sandbox, ThreadMode::Agent, tool, args).await
+    pub async fn call(
+        &self,
+        workspace: &Path,
+        sandbox: SandboxMode,
+        tool: &str,
+        args: Value,
+    ) -> ToolResult {
+        self.call_in(workspace, sandbox, ThreadMode::Agent, tool, args)
+            .await
     }
 
     pub async fn call_in(

@@ -189,7 +189,9 @@ pub struct LocalHttpServer {
 
 impl std::fmt::Debug for LocalHttpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalHttpServer").field("addr", &self.addr).finish_non_exhaustive()
+        f.debug_struct("LocalHttpServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }
 
@@ -259,9 +261,13 @@ impl Drop for LocalHttpServer {
 
 fn serve(stream: TcpStream, handler: &Handler, requests: &Mutex<Vec<RecordedRequest>>) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    let Ok(read_half) = stream.try_clone() else { return };
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
     let mut reader = BufReader::new(read_half);
-    let Some(request) = read_request(&mut reader) else { return };
+    let Some(request) = read_request(&mut reader) else {
+        return;
+    };
     if let Ok(mut all) = requests.lock() {
         all.push(request.clone());
     }

@@ -46,7 +46,12 @@ pub async fn memory_store_contract<F: Fn() -> Box<dyn MemoryStore>>(make: F) {
     lists_newest_first(&*make()).await;
 }
 
-async fn create(store: &dyn MemoryStore, place: &MemoryPlace, scope: MemoryScope, text: &str) -> Memory {
+async fn create(
+    store: &dyn MemoryStore,
+    place: &MemoryPlace,
+    scope: MemoryScope,
+    text: &str,
+) -> Memory {
     store
         .create(
             place,
@@ -111,14 +116,28 @@ async fn creates_what_it_was_given(store: &dyn MemoryStore) {
             NewMemory {
                 scope: MemoryScope::Workspace,
                 content: "The tests need Docker running".to_owned(),
-                tags: vec![" Testing ".to_owned(), "docker".to_owned(), "testing".to_owned()],
+                tags: vec![
+                    " Testing ".to_owned(),
+                    "docker".to_owned(),
+                    "testing".to_owned(),
+                ],
             },
         )
         .await
         .expect("memory contract (rule 1): create failed");
-    assert!(!made.id.is_empty(), "memory contract (rule 1): ids are not empty");
-    assert_eq!(made.scope, MemoryScope::Workspace, "memory contract (rule 1): scope");
-    assert_eq!(made.content, "The tests need Docker running", "memory contract (rule 1)");
+    assert!(
+        !made.id.is_empty(),
+        "memory contract (rule 1): ids are not empty"
+    );
+    assert_eq!(
+        made.scope,
+        MemoryScope::Workspace,
+        "memory contract (rule 1): scope"
+    );
+    assert_eq!(
+        made.content, "The tests need Docker running",
+        "memory contract (rule 1)"
+    );
     assert_eq!(
         made.tags,
         ["testing", "docker"],
@@ -129,7 +148,10 @@ async fn creates_what_it_was_given(store: &dyn MemoryStore) {
         "memory contract (rule 1): timestamps are set"
     );
     let second = create(store, &place, MemoryScope::User, "another fact").await;
-    assert_ne!(made.id, second.id, "memory contract (rule 1): ids are unique");
+    assert_ne!(
+        made.id, second.id,
+        "memory contract (rule 1): ids are unique"
+    );
     let listed = list(store, &place, &[]).await;
     assert!(
         listed.contains(&made),
@@ -146,7 +168,11 @@ async fn refuses_bad_input_and_stores_nothing(store: &dyn MemoryStore) {
         ("blank content", "  \n\t ".to_owned(), vec![]),
         ("content over 16 KiB of UTF-8", too_long, vec![]),
         ("a blank tag", "fine".to_owned(), vec![" ".to_owned()]),
-        ("a tag over 64 bytes", "fine".to_owned(), vec!["x".repeat(65)]),
+        (
+            "a tag over 64 bytes",
+            "fine".to_owned(),
+            vec!["x".repeat(65)],
+        ),
         ("too many tags", "fine".to_owned(), too_many_tags),
     ];
     for (case, content, tags) in cases {
@@ -166,7 +192,10 @@ async fn refuses_bad_input_and_stores_nothing(store: &dyn MemoryStore) {
             MemoryErrorKind::Invalid,
             "memory contract (rule 2): {case} is Invalid, got {err}"
         );
-        assert!(!err.message.is_empty(), "memory contract (rule 2): {case} says why");
+        assert!(
+            !err.message.is_empty(),
+            "memory contract (rule 2): {case} says why"
+        );
     }
     assert!(
         list(store, &place, &[]).await.is_empty(),
@@ -190,7 +219,11 @@ async fn refuses_bad_input_and_stores_nothing(store: &dyn MemoryStore) {
         )
         .await
         .expect_err("memory contract (rule 2): an update over 16 KiB must be refused");
-    assert_eq!(err.kind, MemoryErrorKind::Invalid, "memory contract (rule 2)");
+    assert_eq!(
+        err.kind,
+        MemoryErrorKind::Invalid,
+        "memory contract (rule 2)"
+    );
     let kept = list(store, &place, &[]).await;
     assert_eq!(
         kept[0].content.len(),
@@ -225,15 +258,32 @@ async fn updates_only_given_fields(store: &dyn MemoryStore) {
         )
         .await
         .expect("memory contract (rule 3): a tag update failed");
-    assert_eq!(retagged.id, made.id, "memory contract (rule 3): the id stays");
-    assert_eq!(retagged.content, made.content, "memory contract (rule 3): content kept");
-    assert_eq!(retagged.tags, ["git"], "memory contract (rule 3): tags replaced, normalised");
-    assert_eq!(retagged.scope, MemoryScope::Project, "memory contract (rule 3): scope kept");
+    assert_eq!(
+        retagged.id, made.id,
+        "memory contract (rule 3): the id stays"
+    );
+    assert_eq!(
+        retagged.content, made.content,
+        "memory contract (rule 3): content kept"
+    );
+    assert_eq!(
+        retagged.tags,
+        ["git"],
+        "memory contract (rule 3): tags replaced, normalised"
+    );
+    assert_eq!(
+        retagged.scope,
+        MemoryScope::Project,
+        "memory contract (rule 3): scope kept"
+    );
     assert!(
         retagged.updated_at_ms > made.updated_at_ms,
         "memory contract (rule 3): updated_at moves forward"
     );
-    assert_eq!(retagged.created_at_ms, made.created_at_ms, "memory contract (rule 3)");
+    assert_eq!(
+        retagged.created_at_ms, made.created_at_ms,
+        "memory contract (rule 3)"
+    );
     let rewritten = store
         .update(
             &place,
@@ -245,7 +295,11 @@ async fn updates_only_given_fields(store: &dyn MemoryStore) {
         )
         .await
         .expect("memory contract (rule 3): a content update failed");
-    assert_eq!(rewritten.tags, ["git"], "memory contract (rule 3): tags kept");
+    assert_eq!(
+        rewritten.tags,
+        ["git"],
+        "memory contract (rule 3): tags kept"
+    );
     assert_eq!(rewritten.content, "release from the stable branch");
     assert_eq!(
         ids(&search(store, &place, "stable").await),
@@ -260,7 +314,11 @@ async fn updates_only_given_fields(store: &dyn MemoryStore) {
         .update(&place, &made.id, MemoryChange::default())
         .await
         .expect_err("memory contract (rule 3): an empty change must be refused");
-    assert_eq!(empty.kind, MemoryErrorKind::Invalid, "memory contract (rule 3)");
+    assert_eq!(
+        empty.kind,
+        MemoryErrorKind::Invalid,
+        "memory contract (rule 3)"
+    );
     let unknown = store
         .update(
             &place,
@@ -272,24 +330,43 @@ async fn updates_only_given_fields(store: &dyn MemoryStore) {
         )
         .await
         .expect_err("memory contract (rule 3): an unknown id must fail");
-    assert_eq!(unknown.kind, MemoryErrorKind::NotFound, "memory contract (rule 3)");
+    assert_eq!(
+        unknown.kind,
+        MemoryErrorKind::NotFound,
+        "memory contract (rule 3)"
+    );
 }
 
 /// Rule 4.
 async fn deletes_once(store: &dyn MemoryStore) {
     let place = memory_place("four", "four");
     let made = create(store, &place, MemoryScope::User, "use pnpm, not npm").await;
-    let kept = create(store, &place, MemoryScope::User, "pnpm store lives in the home dir").await;
+    let kept = create(
+        store,
+        &place,
+        MemoryScope::User,
+        "pnpm store lives in the home dir",
+    )
+    .await;
     assert!(
-        store.delete(&place, &made.id).await.expect("memory contract (rule 4)"),
+        store
+            .delete(&place, &made.id)
+            .await
+            .expect("memory contract (rule 4)"),
         "memory contract (rule 4): the first delete answers true"
     );
     assert!(
-        !store.delete(&place, &made.id).await.expect("memory contract (rule 4)"),
+        !store
+            .delete(&place, &made.id)
+            .await
+            .expect("memory contract (rule 4)"),
         "memory contract (rule 4): the second delete answers false"
     );
     assert!(
-        !store.delete(&place, "no-such-memory").await.expect("memory contract (rule 4)"),
+        !store
+            .delete(&place, "no-such-memory")
+            .await
+            .expect("memory contract (rule 4)"),
         "memory contract (rule 4): an unknown id answers false"
     );
     assert_eq!(
@@ -307,7 +384,13 @@ async fn deletes_once(store: &dyn MemoryStore) {
 /// Rule 5.
 async fn english_words_match_as_prefixes(store: &dyn MemoryStore) {
     let place = memory_place("five", "five");
-    let deploy = create(store, &place, MemoryScope::User, "Deployments go through the staging cluster").await;
+    let deploy = create(
+        store,
+        &place,
+        MemoryScope::User,
+        "Deployments go through the staging cluster",
+    )
+    .await;
     create(store, &place, MemoryScope::User, "The linter runs on save").await;
     for query in ["deploy", "DEPLOY", "staging", "stag clust"] {
         assert_eq!(
@@ -325,9 +408,27 @@ async fn english_words_match_as_prefixes(store: &dyn MemoryStore) {
 /// Rule 6.
 async fn chinese_and_japanese_are_searchable(store: &dyn MemoryStore) {
     let place = memory_place("six", "six");
-    let zh = create(store, &place, MemoryScope::User, "数据库迁移之前必须先备份生产数据").await;
-    let ja = create(store, &place, MemoryScope::User, "テストは並列で実行するとタイムアウトしやすい").await;
-    let mixed = create(store, &place, MemoryScope::User, "用 cargo nextest 跑测试，比 cargo test 快").await;
+    let zh = create(
+        store,
+        &place,
+        MemoryScope::User,
+        "数据库迁移之前必须先备份生产数据",
+    )
+    .await;
+    let ja = create(
+        store,
+        &place,
+        MemoryScope::User,
+        "テストは並列で実行するとタイムアウトしやすい",
+    )
+    .await;
+    let mixed = create(
+        store,
+        &place,
+        MemoryScope::User,
+        "用 cargo nextest 跑测试，比 cargo test 快",
+    )
+    .await;
     for (query, expected) in [
         ("迁移", &zh),
         ("备份", &zh),
@@ -357,15 +458,30 @@ async fn places_are_isolated(store: &dyn MemoryStore) {
     let alpha = memory_place("alpha", "shared");
     let beta = memory_place("beta", "shared");
     let gamma = memory_place("gamma", "other");
-    let mine = create(store, &alpha, MemoryScope::Workspace, "secret workspace note kiwi").await;
+    let mine = create(
+        store,
+        &alpha,
+        MemoryScope::Workspace,
+        "secret workspace note kiwi",
+    )
+    .await;
     let everyone = create(store, &alpha, MemoryScope::User, "user note kiwi").await;
     let project = create(store, &alpha, MemoryScope::Project, "project note kiwi").await;
-    let mut alpha_sees = ids(&search(store, &alpha, "kiwi").await).into_iter().map(str::to_owned).collect::<Vec<_>>();
+    let mut alpha_sees = ids(&search(store, &alpha, "kiwi").await)
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
     alpha_sees.sort();
     let mut expected = vec![mine.id.clone(), everyone.id.clone(), project.id.clone()];
     expected.sort();
-    assert_eq!(alpha_sees, expected, "memory contract (rule 7): a place sees its own memories");
-    let mut beta_sees = ids(&search(store, &beta, "kiwi").await).into_iter().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(
+        alpha_sees, expected,
+        "memory contract (rule 7): a place sees its own memories"
+    );
+    let mut beta_sees = ids(&search(store, &beta, "kiwi").await)
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
     beta_sees.sort();
     let mut expected = vec![everyone.id.clone(), project.id.clone()];
     expected.sort();
@@ -393,13 +509,23 @@ async fn places_are_isolated(store: &dyn MemoryStore) {
         )
         .await
         .expect_err("memory contract (rule 7): updating another workspace's memory must fail");
-    assert_eq!(err.kind, MemoryErrorKind::NotFound, "memory contract (rule 7)");
+    assert_eq!(
+        err.kind,
+        MemoryErrorKind::NotFound,
+        "memory contract (rule 7)"
+    );
     assert!(
-        !store.delete(&gamma, &mine.id).await.expect("memory contract (rule 7)"),
+        !store
+            .delete(&gamma, &mine.id)
+            .await
+            .expect("memory contract (rule 7)"),
         "memory contract (rule 7): deleting another workspace's memory answers false"
     );
     assert!(
-        !store.delete(&gamma, &project.id).await.expect("memory contract (rule 7)"),
+        !store
+            .delete(&gamma, &project.id)
+            .await
+            .expect("memory contract (rule 7)"),
         "memory contract (rule 7): deleting another project's memory answers false"
     );
     let still = search(store, &alpha, "secret").await;
@@ -414,7 +540,13 @@ async fn places_are_isolated(store: &dyn MemoryStore) {
 async fn scope_filters_narrow(store: &dyn MemoryStore) {
     let place = memory_place("eight", "eight");
     let user = create(store, &place, MemoryScope::User, "format with rustfmt").await;
-    let workspace = create(store, &place, MemoryScope::Workspace, "format with prettier").await;
+    let workspace = create(
+        store,
+        &place,
+        MemoryScope::Workspace,
+        "format with prettier",
+    )
+    .await;
     let project = create(store, &place, MemoryScope::Project, "format with black").await;
     for (scopes, expected) in [
         (vec![MemoryScope::User], vec![&user]),
@@ -432,8 +564,19 @@ async fn scope_filters_narrow(store: &dyn MemoryStore) {
             "memory contract (rule 8): list filtered to {scopes:?}"
         );
     }
-    let two = search_in(store, &place, "format", &[MemoryScope::User, MemoryScope::Project], 10).await;
-    assert_eq!(two.len(), 2, "memory contract (rule 8): two scopes give two memories");
+    let two = search_in(
+        store,
+        &place,
+        "format",
+        &[MemoryScope::User, MemoryScope::Project],
+        10,
+    )
+    .await;
+    assert_eq!(
+        two.len(),
+        2,
+        "memory contract (rule 8): two scopes give two memories"
+    );
 }
 
 /// Rule 9.
@@ -442,7 +585,13 @@ async fn ranks_by_relevance_then_recency(store: &dyn MemoryStore) {
     let older = create(store, &place, MemoryScope::User, "cache note alpha").await;
     tokio::time::sleep(Duration::from_millis(5)).await;
     let newer = create(store, &place, MemoryScope::User, "cache note gamma").await;
-    let both = create(store, &place, MemoryScope::User, "cache note kept in redis cluster").await;
+    let both = create(
+        store,
+        &place,
+        MemoryScope::User,
+        "cache note kept in redis cluster",
+    )
+    .await;
     let found = search(store, &place, "redis cache").await;
     assert_eq!(
         found.first().map(|m| m.id.as_str()),
@@ -465,7 +614,13 @@ async fn ranks_by_relevance_then_recency(store: &dyn MemoryStore) {
 /// Rule 10.
 async fn query_syntax_is_plain_text(store: &dyn MemoryStore) {
     let place = memory_place("ten", "ten");
-    let made = create(store, &place, MemoryScope::User, "run \"make check\" before pushing (always)").await;
+    let made = create(
+        store,
+        &place,
+        MemoryScope::User,
+        "run \"make check\" before pushing (always)",
+    )
+    .await;
     for query in [
         "\"make",
         "make AND check OR",
@@ -515,7 +670,11 @@ async fn query_syntax_is_plain_text(store: &dyn MemoryStore) {
             Ok(found) => panic!("memory contract (rule 10): `{query}` has no words, got {found:?}"),
         }
     }
-    assert_eq!(list(store, &place, &[]).await.len(), 1, "memory contract (rule 10): nothing dropped");
+    assert_eq!(
+        list(store, &place, &[]).await.len(),
+        1,
+        "memory contract (rule 10): nothing dropped"
+    );
 }
 
 /// Rule 11.
@@ -523,12 +682,24 @@ async fn lists_newest_first(store: &dyn MemoryStore) {
     let place = memory_place("eleven", "eleven");
     let mut made = Vec::new();
     for i in 0..5 {
-        made.push(create(store, &place, MemoryScope::User, &format!("fact number {i}")).await);
+        made.push(
+            create(
+                store,
+                &place,
+                MemoryScope::User,
+                &format!("fact number {i}"),
+            )
+            .await,
+        );
         tokio::time::sleep(Duration::from_millis(3)).await;
     }
     let listed = list(store, &place, &[]).await;
     let newest_first: Vec<&str> = made.iter().rev().map(|m| m.id.as_str()).collect();
-    assert_eq!(ids(&listed), newest_first, "memory contract (rule 11): newest first");
+    assert_eq!(
+        ids(&listed),
+        newest_first,
+        "memory contract (rule 11): newest first"
+    );
     let page = store
         .list(
             &place,
@@ -540,5 +711,9 @@ async fn lists_newest_first(store: &dyn MemoryStore) {
         )
         .await
         .expect("memory contract (rule 11): list failed");
-    assert_eq!(ids(&page), newest_first[1..3], "memory contract (rule 11): limit and offset");
+    assert_eq!(
+        ids(&page),
+        newest_first[1..3],
+        "memory contract (rule 11): limit and offset"
+    );
 }

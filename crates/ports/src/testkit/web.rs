@@ -63,15 +63,29 @@ where
         .search("rust async runtime", 20)
         .await
         .unwrap_or_else(|e| panic!("{}: {e}", rule(1, "the sample must parse")));
-    assert_eq!(hits.len(), sample.hits, "{}", rule(1, "every hit of the sample"));
-    assert_eq!(hits.first(), Some(&sample.first), "{}", rule(1, "the first hit exactly"));
+    assert_eq!(
+        hits.len(),
+        sample.hits,
+        "{}",
+        rule(1, "every hit of the sample")
+    );
+    assert_eq!(
+        hits.first(),
+        Some(&sample.first),
+        "{}",
+        rule(1, "the first hit exactly")
+    );
     for hit in &hits {
         assert!(
             hit.url.starts_with("http://") || hit.url.starts_with("https://"),
             "{}: {hit:?}",
             rule(1, "urls are http(s)")
         );
-        assert!(!hit.title.trim().is_empty(), "{}: {hit:?}", rule(1, "titles are not empty"));
+        assert!(
+            !hit.title.trim().is_empty(),
+            "{}: {hit:?}",
+            rule(1, "titles are not empty")
+        );
         assert!(
             !hit.snippet.contains('<') || !hit.snippet.contains('>'),
             "{}: {hit:?}",
@@ -83,8 +97,18 @@ where
         .search("rust async runtime", 2)
         .await
         .unwrap_or_else(|e| panic!("{}: {e}", rule(2, "a limited search must work")));
-    assert_eq!(limited.len(), 2.min(sample.hits), "{}", rule(2, "at most `limit` hits"));
-    assert_eq!(limited[..], hits[..limited.len()], "{}", rule(2, "the same first hits"));
+    assert_eq!(
+        limited.len(),
+        2.min(sample.hits),
+        "{}",
+        rule(2, "at most `limit` hits")
+    );
+    assert_eq!(
+        limited[..],
+        hits[..limited.len()],
+        "{}",
+        rule(2, "the same first hits")
+    );
 
     let empty = make(SearchScenario::Empty)
         .search("nothing matches this", 5)
@@ -93,8 +117,20 @@ where
     assert!(empty.is_empty(), "{}", rule(3, "no results is empty"));
 
     for (n, scenario, seconds) in [
-        (4, SearchScenario::RateLimited { retry_after_seconds: 17 }, 17),
-        (5, SearchScenario::Unavailable { retry_after_seconds: 9 }, 9),
+        (
+            4,
+            SearchScenario::RateLimited {
+                retry_after_seconds: 17,
+            },
+            17,
+        ),
+        (
+            5,
+            SearchScenario::Unavailable {
+                retry_after_seconds: 9,
+            },
+            9,
+        ),
     ] {
         let err = make(scenario)
             .search("rust", 5)
@@ -114,8 +150,17 @@ where
         .search("rust", 5)
         .await
         .expect_err(&rule(6, "a 500 is an error"));
-    assert_eq!(err.kind, WebSearchErrorKind::Failed, "{}: {err}", rule(6, "a 500 is Failed"));
-    assert!(err.message.contains("500"), "{}: {err}", rule(6, "the message names the status"));
+    assert_eq!(
+        err.kind,
+        WebSearchErrorKind::Failed,
+        "{}: {err}",
+        rule(6, "a 500 is Failed")
+    );
+    assert!(
+        err.message.contains("500"),
+        "{}: {err}",
+        rule(6, "the message names the status")
+    );
 
     let err = make(SearchScenario::Unauthorized)
         .search("rust", 5)
@@ -131,6 +176,14 @@ where
     let err = make(SearchScenario::Garbage)
         .search("rust", 5)
         .await
-        .expect_err(&rule(8, "a body that is not the engine's answer is an error"));
-    assert_eq!(err.kind, WebSearchErrorKind::BadResponse, "{}: {err}", rule(8, "BadResponse"));
+        .expect_err(&rule(
+            8,
+            "a body that is not the engine's answer is an error",
+        ));
+    assert_eq!(
+        err.kind,
+        WebSearchErrorKind::BadResponse,
+        "{}: {err}",
+        rule(8, "BadResponse")
+    );
 }
