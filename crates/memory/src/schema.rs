@@ -3,7 +3,7 @@
 //! | version | what it adds |
 //! |---------|--------------|
 //! | 0       | an empty file |
-//! | 1       | `memories` (id, scope, scope key, content, tags as JSON, times) and the FTS5 table `memory_index` (`body`, `tags`, `chars`; see [`crate::segment`]) |
+//! | 1       | `memories` (id, scope, scope key, content, tags as JSON, times) the FTS5 table `memory_index` (`body`, `tags`, `chars`, `place`; see [`crate::segment`]) and its vocabulary `memory_vocab` |
 //!
 //! Opening a file migrates it forward inside one `BEGIN IMMEDIATE` transaction, so two
 //! processes opening a new file at once migrate it once. A file whose version is newer than
@@ -27,10 +27,11 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_by_place ON memories (scope, scope_key, updated_at DESC);
 CREATE VIRTUAL TABLE memory_index USING fts5 (
-    body, tags, chars,
+    body, tags, chars, place,
     tokenize = 'unicode61 remove_diacritics 2',
     prefix = '2 3'
 );
+CREATE VIRTUAL TABLE memory_vocab USING fts5vocab (memory_index, 'row');
 "];
 
 /// Why a file cannot be used.

@@ -136,6 +136,60 @@ pub fn index_form(text: &str) -> Indexed {
     }
 }
 
+/// One searchable piece of a query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueryPiece {
+    /// A word, lower-cased: matches words starting with it.
+    Word(String),
+    /// A CJK run of two or more characters, as its bigrams: matches the run as a substring.
+    Phrase(Vec<String>),
+    /// One CJK character: matches it anywhere.
+    Char(String),
+}
+
+impl QueryPiece {
+    /// The FTS5 clause for this piece.
+    #[must_use]
+    pub fn clause(&self) -> String {
+        match self {
+            // Lower-cased so `AND`, `OR`, `NOT`, `NEAR` are never operators (they are quoted
+            // anyway; this keeps the expression readable in logs).
+            Self::Word(word) => format!("{{body tags}} : \"{word}\"*"),
+            Self::Phrase(grams) => format!("{{body tags}} : \"{}\"", grams.join(" ")),
+            Self::Char(c) => format!("chars : \"{c}\""),
+        }
+    }
+}
+
+/// The distinct pieces of a query, in order.
+#[must_use]
+pub fn query_pieces(text: &str) -> Vec<QueryPiece> {
+    let mut out: Vec<QueryPiece> = Vec::new();
+    for piece in pieces(text) {
+        let piece = match piece {
+            Piece::Word(word) => QueryPiece::Word(word.to_lowercase()),
+            Piece::Cjk(run) if run.chars().count() == 1 => QueryPiece::Char(run.to_owned()),
+            Piece::Cjk(run) => QueryPiece::Phrase(bigrams(run)),
+        };
+        if !out.contains(&piece) {
+            out.push(piece);
+        }
+    }
+    out
+}
+
+/// The pieces joined by `OR`, or `None` when there are none.
+#[must_use]
+pub fn expression(pieces: &[QueryPiece]) -> Option<String> {
+    (!pieces.is_empty()).then(|| {
+        pieces
+            .iter()
+            .map(QueryPiece::clause)
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
+}
+
 /// The FTS5 expression for a query, or `None` when it has no words.
 ///
 /// ```
@@ -148,20 +202,23 @@ pub fn index_form(text: &str) -> Indexed {
 /// ```
 #[must_use]
 pub fn fts_query(text: &str) -> Option<String> {
-    let mut clauses: Vec<String> = Vec::new();
-    for piece in pieces(text) {
-        let clause = match piece {
-            // Lower-cased so `AND`, `OR`, `NOT`, `NEAR` are never operators (they are quoted
-            // anyway; this keeps the expression readable in logs).
-            Piece::Word(word) => format!("{{body tags}} : \"{}\"*", word.to_lowercase()),
-            Piece::Cjk(run) if run.chars().count() == 1 => format!("chars : \"{run}\""),
-            Piece::Cjk(run) => format!("{{body tags}} : \"{}\"", bigrams(run).join(" ")),
-        };
-        if !clauses.contains(&clause) {
-            clauses.push(clause);
-        }
+    expression(&query_pieces(text))
+}
+
+/// The token that places a memory in the index's `place` column, so a search only scores
+/// memories visible from the caller: `u` for `user`, `w` or `p` and a 64-bit FNV-1a hash of
+/// the key for `workspace` and `project`. (The store checks the keys exactly as well; the
+/// token only narrows what FTS5 scores.)
+#[must_use]
+pub fn place_token(scope: kun_ports::MemoryScope, key: &str) -> String {
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    match scope {
+        kun_ports::MemoryScope::User => "u".to_owned(),
+        kun_ports::MemoryScope::Workspace => format!("w{hash:016x}"),
+        kun_ports::MemoryScope::Project => format!("p{hash:016x}"),
     }
-    (!clauses.is_empty()).then(|| clauses.join(" OR "))
 }
 
 #[cfg(test)]

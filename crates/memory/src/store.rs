@@ -8,7 +8,7 @@
 //! * The FTS5 table is kept in step with `memories` inside the same transaction.
 
 use crate::schema::{self, SCHEMA_VERSION, SchemaError};
-use crate::segment::{fts_query, index_form};
+use crate::segment::{QueryPiece, expression, index_form, place_token, query_pieces};
 use async_trait::async_trait;
 use kun_ports::{
     Memory, MemoryChange, MemoryError, MemoryErrorKind, MemoryListing, MemoryPlace, MemoryQuery,
@@ -295,6 +295,9 @@ fn wanted(scopes: &[MemoryScope]) -> [bool; 3] {
     MemoryScope::ALL.map(|scope| scopes.is_empty() || scopes.contains(&scope))
 }
 
+/// The most pieces a query (a whole prompt) is searched by: its most selective ones.
+const MAX_QUERY_PIECES: usize = 8;
+
 /// The index row for a memory's content and tags.
 fn index_row(content: &str, tags: &[String]) -> (String, String, String) {
     let content = index_form(content);
@@ -328,6 +331,54 @@ fn visible_memory(
     .optional()
 }
 
+/// How many indexed memories contain a piece, from the FTS5 vocabulary; `None` when it
+/// cannot be told (a non-ASCII word, which the tokenizer may fold differently).
+fn document_frequency(conn: &Connection, piece: &QueryPiece) -> rusqlite::Result<Option<u64>> {
+    let exact = |term: &str| -> rusqlite::Result<u64> {
+        conn.prepare_cached("SELECT coalesce(sum(doc), 0) FROM memory_vocab WHERE term = ?1")?
+            .query_row([term], |row| row.get::<_, i64>(0))
+            .map(|n| u64::try_from(n).unwrap_or(0))
+    };
+    Ok(match piece {
+        QueryPiece::Word(word) if word.is_ascii() => {
+            let upper = format!("{word}\u{10FFFF}");
+            let n: i64 = conn
+                .prepare_cached(
+                    "SELECT coalesce(sum(doc), 0) FROM memory_vocab WHERE term >= ?1 AND term < ?2",
+                )?
+                .query_row([word.as_str(), upper.as_str()], |row| row.get(0))?;
+            Some(u64::try_from(n).unwrap_or(0))
+        }
+        QueryPiece::Word(_) => None,
+        QueryPiece::Phrase(grams) => {
+            let mut rarest = u64::MAX;
+            for gram in grams {
+                rarest = rarest.min(exact(gram)?);
+            }
+            Some(rarest)
+        }
+        QueryPiece::Char(c) => Some(exact(c)?),
+    })
+}
+
+/// The pieces worth searching by: a piece in no memory is dropped (it cannot match), and of
+/// the rest the rarest [`MAX_QUERY_PIECES`] are kept — a whole prompt as a query is searched
+/// by its most selective words, since common words match nearly everything, cost the most to
+/// score and rank nothing.
+fn most_selective(conn: &Connection, pieces: Vec<QueryPiece>) -> rusqlite::Result<Vec<QueryPiece>> {
+    let mut rated = Vec::with_capacity(pieces.len());
+    for (order, piece) in pieces.into_iter().enumerate() {
+        match document_frequency(conn, &piece)? {
+            Some(0) => {}
+            frequency => rated.push((frequency.unwrap_or(1), order, piece)),
+        }
+    }
+    rated.sort_by_key(|(frequency, order, _)| (*frequency, *order));
+    rated.truncate(MAX_QUERY_PIECES);
+    rated.sort_by_key(|(_, order, _)| *order);
+    Ok(rated.into_iter().map(|(_, _, piece)| piece).collect())
+}
+
 #[async_trait]
 impl MemoryStore for SqliteMemoryStore {
     async fn create(&self, place: &MemoryPlace, memory: NewMemory) -> Result<Memory, MemoryError> {
@@ -346,8 +397,9 @@ impl MemoryStore for SqliteMemoryStore {
                 let id = tx.last_insert_rowid();
                 let (body, tag_text, chars) = index_row(&content, &tags);
                 tx.execute(
-                    "INSERT INTO memory_index (rowid, body, tags, chars) VALUES (?1, ?2, ?3, ?4)",
-                    params![id, body, tag_text, chars],
+                    "INSERT INTO memory_index (rowid, body, tags, chars, place) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![id, body, tag_text, chars, place_token(scope, &key)],
                 )?;
                 Ok(id)
             })?;
@@ -441,26 +493,39 @@ impl MemoryStore for SqliteMemoryStore {
         place: &MemoryPlace,
         query: &MemoryQuery,
     ) -> Result<Vec<Memory>, MemoryError> {
-        let Some(expression) = fts_query(&query.text) else {
+        let pieces = query_pieces(&query.text);
+        if pieces.is_empty() {
             return Err(MemoryError::invalid(
                 "the query has no words to search for: give a few keywords",
             ));
-        };
-        let [user, workspace, project] = wanted(&query.scopes);
+        }
+        let wanted = wanted(&query.scopes);
+        let places: Vec<String> = MemoryScope::ALL
+            .into_iter()
+            .zip(wanted)
+            .filter(|(_, on)| *on)
+            .map(|(scope, _)| format!("\"{}\"", place_token(scope, place.key(scope))))
+            .collect();
+        let [user, workspace, project] = wanted;
         let limit = i64::try_from(query.limit.clamp(1, MAX_RESULTS)).unwrap_or(1);
         let place = place.clone();
         self.run(move |this, conn| {
+            let pieces = most_selective(conn, pieces).map_err(|e| this.storage(&e))?;
+            let Some(words) = expression(&pieces) else {
+                return Ok(Vec::new());
+            };
+            let matching = format!("({words}) AND place : ({})", places.join(" OR "));
             let sql = format!(
                 "SELECT {COLUMNS} FROM memory_index JOIN memories AS m ON m.id = memory_index.rowid \
                  WHERE memory_index MATCH :query AND {VISIBLE} \
-                 ORDER BY round(bm25(memory_index, 1.0, 1.0, 0.5), 6), m.updated_at DESC, m.id DESC \
-                 LIMIT :limit"
+                 ORDER BY round(bm25(memory_index, 1.0, 1.0, 0.5, 0.0), 6), m.updated_at DESC, \
+                 m.id DESC LIMIT :limit"
             );
             let mut statement = conn.prepare_cached(&sql).map_err(|e| this.storage(&e))?;
             let rows = statement
                 .query_map(
                     named_params! {
-                        ":query": expression, ":workspace": place.workspace,
+                        ":query": matching, ":workspace": place.workspace,
                         ":project": place.project, ":user_on": user,
                         ":workspace_on": workspace, ":project_on": project, ":limit": limit,
                     },

@@ -148,3 +148,59 @@ fn prompts_lose_their_common_words() {
     assert_eq!(prompt_query("怎么部署到预发环境？"), "怎么部署到预发环境");
     assert_eq!(prompt_query("what is it"), "");
 }
+
+#[tokio::test]
+async fn long_queries_are_searched_by_their_most_selective_words() {
+    use kun_ports::MemoryQuery;
+    let data = tempfile::tempdir().unwrap();
+    let store = SqliteMemoryStore::open(&data.path().join("memory.sqlite")).unwrap();
+    let ws = support::workspace(None);
+    let place = place_for(ws.path());
+    for i in 0..30 {
+        remember(
+            &store,
+            ws.path(),
+            MemoryScope::User,
+            &format!("alpha beta gamma delta epsilon zeta eta theta {i}"),
+        )
+        .await;
+    }
+    let rare = remember(
+        &store,
+        ws.path(),
+        MemoryScope::User,
+        "alpha beta gamma quokka",
+    )
+    .await;
+    // Twelve words: eight common ones, the rare one, three that are in no memory.
+    let text = "alpha beta gamma delta epsilon zeta eta theta quokka wombat numbat bilby";
+    let found = store
+        .search(
+            &place,
+            &MemoryQuery {
+                text: text.to_owned(),
+                scopes: Vec::new(),
+                limit: 3,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        found.first().map(|m| m.id.as_str()),
+        Some(rare.as_str()),
+        "the rare word decides: {found:?}"
+    );
+    let absent = "wombat numbat bilby dingo emu kookaburra platypus echidna quoll possum";
+    let none = store
+        .search(
+            &place,
+            &MemoryQuery {
+                text: absent.to_owned(),
+                scopes: Vec::new(),
+                limit: 3,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(none.is_empty(), "words in no memory find nothing: {none:?}");
+}
