@@ -36,6 +36,7 @@
 //! # });
 //! ```
 
+mod lazy;
 mod place;
 mod provider;
 mod render;
@@ -45,6 +46,7 @@ pub mod segment;
 mod store;
 pub mod tools;
 
+pub use lazy::{LazySqliteStore, default_memory_path};
 pub use place::{normalise_remote, place_for, remote_url};
 pub use provider::MemoryProvider;
 pub use render::{render_memories, render_memory};

@@ -1,7 +1,7 @@
 //! The `memory` provider: the four memory tools on one store, or none with the reason the
 //! store cannot be used.
 
-use crate::SqliteMemoryStore;
+use crate::LazySqliteStore;
 use crate::tools::{MemoryCreateTool, MemoryDeleteTool, MemorySearchTool, MemoryUpdateTool};
 use kun_ports::{Delegable, MemoryStore, ProviderKind, ProviderPolicy, Tool, ToolProvider};
 use std::path::Path;
@@ -60,10 +60,11 @@ impl MemoryProvider {
     }
 
     /// The tools on the SQLite file at `path`, or unavailable with the reason (naming the
-    /// file) when it cannot be opened.
+    /// file) when an existing file cannot be used. A missing file is created by the first
+    /// call ([`LazySqliteStore`]), so listing the catalog creates nothing.
     #[must_use]
     pub fn open_sqlite(path: &Path) -> Self {
-        match SqliteMemoryStore::open(path) {
+        match LazySqliteStore::new(path) {
             Ok(store) => Self::new(Arc::new(store)),
             Err(err) => Self::unavailable(err.message),
         }

@@ -282,3 +282,42 @@ async fn a_newer_schema_makes_the_provider_unavailable_and_is_not_touched() {
         "not even switched to WAL"
     );
 }
+
+#[tokio::test]
+async fn a_missing_file_is_created_by_the_first_call_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data/kun/memory.sqlite");
+    let provider = MemoryProvider::open_sqlite(&file);
+    assert!(provider.policy().is_usable());
+    assert!(!file.exists(), "listing the provider creates nothing");
+    let host = {
+        let filters =
+            kun_registry::CatalogFilters::new(Arc::new(kun_sandbox::WorkspaceSandbox::default()));
+        let registry = kun_registry::CapabilityRegistry::with_providers(
+            filters,
+            vec![Arc::new(provider) as Arc<dyn ToolProvider>],
+        )
+        .unwrap();
+        kun_registry::Host::builder(Arc::new(registry)).build()
+    };
+    let ws = support::workspace(None);
+    let ctx = support::context(ws.path(), SandboxMode::WorkspaceWrite, ThreadMode::Agent);
+    assert_eq!(host.list_tools(&ctx).len(), 4);
+    assert!(!file.exists());
+    let made = host
+        .execute(
+            kun_ports::ToolCall::new(
+                "c",
+                "memory_create",
+                serde_json::json!({"content": "x marks the spot", "scope": "user"}),
+            ),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert!(!made.is_error, "{made:?}");
+    assert!(
+        file.exists(),
+        "the first write creates the file and its directories"
+    );
+}

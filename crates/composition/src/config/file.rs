@@ -124,4 +124,8 @@ pub struct ConfigFile {
     pub mcp_servers: Option<BTreeMap<String, McpServerEntry>>,
     /// `[mcp]`.
     pub mcp: Option<McpTable>,
+    /// `[memory]`.
+    pub memory: Option<super::MemoryTable>,
+    /// `[web]` (and `[web.search]`).
+    pub web: Option<super::WebTable>,
 }

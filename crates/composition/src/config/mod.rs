@@ -10,6 +10,7 @@ mod effective;
 mod error;
 mod file;
 mod mcp_json;
+mod memory_web;
 
 pub use effective::{DEFAULT_BASH_TIMEOUT_SECONDS, EffectiveValue};
 pub use error::ConfigError;
@@ -17,6 +18,7 @@ pub use file::{
     ApprovalFallback, ConfigFile, LimitsTable, McpServerEntry, McpTable, ToolsTable, TrustScope,
 };
 pub use mcp_json::read_mcp_json;
+pub use memory_web::{MemorySettings, MemoryTable, WebSearchTable, WebSettings, WebTable};
 
 use kun_hooks::HooksConfig;
 use kun_ports::{ApprovalPolicy, HookPhase, SandboxMode, ThreadMode};
@@ -188,6 +190,10 @@ pub struct Settings {
     pub mcp_servers: BTreeMap<String, McpServerEntry>,
     /// MCP presentation.
     pub mcp: McpTable,
+    /// `[memory]`.
+    pub memory: MemorySettings,
+    /// `[web]` and `[web.search]`.
+    pub web: WebSettings,
     /// Where each value came from, by dotted key.
     pub sources: BTreeMap<String, Source>,
 }
@@ -207,6 +213,8 @@ impl Settings {
             hooks: HooksConfig::default(),
             mcp_servers: BTreeMap::new(),
             mcp: McpTable::default(),
+            memory: MemorySettings::default(),
+            web: WebSettings::default(),
             sources: BTreeMap::new(),
         }
     }
@@ -342,6 +350,12 @@ impl Settings {
                 }
             }
             set("hooks");
+        }
+        let layer = memory_web::Layer { path, text, source };
+        let mut applied = layer.memory(file.memory, &mut self.memory);
+        applied.extend(layer.web(file.web, &mut self.web)?);
+        for key in applied {
+            self.sources.insert(key.to_owned(), source.clone());
         }
         Ok(())
     }
