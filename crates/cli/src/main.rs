@@ -5,6 +5,7 @@
 //! * `kun-tools call --workspace DIR --script FILE` — JSON lines, one turn each.
 //! * `kun-tools serve --workspace DIR [--http ADDR]` — the MCP server (see [`serve`]).
 //! * `kun-tools doctor [--workspace DIR] [--json]` — configuration, providers, confinement.
+//! * `kun-tools memory list|search|rm --workspace DIR [--json]` — the memories it sees.
 //!
 //! Exit codes: 0 when a call produced a result (error results included), 1 when a call was
 //! refused with an `Err` (unknown or unadvertised tool, a `never` tool, an abort), 2 for usage
@@ -16,6 +17,7 @@ mod call;
 mod catalog;
 mod cli;
 mod doctor;
+mod memory;
 mod serve;
 mod setup;
 
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
             cli::Command::Call(args) => call::run(args).await,
             cli::Command::Serve(args) => serve::run(args).await,
             cli::Command::Doctor(args) => doctor::run(&args).await,
+            cli::Command::Memory(args) => memory::run(args).await,
         }
     });
     // A stdio read still pending in the blocking pool must not keep the process alive.
