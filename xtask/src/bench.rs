@@ -197,7 +197,10 @@ mod tests {
     #[test]
     fn names_choose_in_table_order_and_unknown_names_fail() {
         let all: Vec<&str> = choose(&[]).unwrap().iter().map(|b| b.name).collect();
-        assert_eq!(all, ["catalog", "search", "edit", "serve", "mcp", "memory", "web"]);
+        assert_eq!(
+            all,
+            ["catalog", "search", "edit", "serve", "mcp", "memory", "web"]
+        );
         let some = choose(&["mcp".to_owned(), "catalog".to_owned()]).unwrap();
         assert_eq!(
             some.iter().map(|b| b.name).collect::<Vec<_>>(),

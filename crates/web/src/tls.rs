@@ -1,5 +1,6 @@
-//! TLS for every request: rustls with the *ring* provider and the operating system's
-//! certificate verifier (native TLS is never used).
+//! TLS for every request: rustls with the aws-lc-rs provider (reqwest's own default, so every
+//! reqwest client in the process has a provider) and the operating system's certificate
+//! verifier (native TLS is never used). Built once per fetcher and cloned per hop.
 
 use rustls::ClientConfig;
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use std::sync::Arc;
 /// # Errors
 /// When the platform verifier cannot be set up (no usable certificate store).
 pub fn client_config() -> Result<ClientConfig, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let verifier = rustls_platform_verifier::Verifier::new(Arc::clone(&provider))
         .map_err(|err| format!("TLS certificate verification cannot be set up: {err}"))?;
     let mut config = ClientConfig::builder_with_provider(provider)
