@@ -1,7 +1,7 @@
 //! Settings → providers → main and child registries → host.
 
 use crate::ChildRegistryBuilder;
-use crate::config::Settings;
+use crate::config::{ConfigError, Settings};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
 use kun_ports::{
@@ -62,6 +62,9 @@ pub enum AssembleError {
     /// Two providers clash.
     #[error("registry: {0}")]
     Registry(#[from] RegistryError),
+    /// The settings name something that does not exist (an unknown tool in a list).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 /// Everything a front end needs.
@@ -102,7 +105,8 @@ impl std::fmt::Debug for Assembly {
 /// Builds the registries and the host from `settings`.
 ///
 /// # Errors
-/// When hooks, the ledger or the providers cannot be set up.
+/// When hooks, the ledger or the providers cannot be set up, or a tool list names a tool
+/// that does not exist ([`AssembleError::Config`], naming the entry and the closest name).
 pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly, AssembleError> {
     let capabilities = SandboxCapabilities::probe();
     let ledger: Arc<dyn OperationLedger> = match &options.ledger {
@@ -172,6 +176,14 @@ fn wire(
         web.clone(),
         web_search.clone(),
     ];
+    let registered = main_providers
+        .iter()
+        .flat_map(|provider| provider.tools())
+        .map(|tool| tool.spec().name.clone());
+    crate::lists::check(
+        &settings,
+        &crate::lists::KnownNames::new(registered, &settings),
+    )?;
     let mut child = ChildRegistryBuilder::default();
     child.add(Arc::clone(&kept.builtin));
     child.add(memory);

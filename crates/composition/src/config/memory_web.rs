@@ -1,21 +1,18 @@
 //! `[memory]`, `[web]` and `[web.search]`: their tables, their resolved settings, and how a
 //! layer merges into them.
 //!
-//! A workspace's own `.kun/config.toml` may only narrow these keys; everything that widens
-//! comes from the user's own files (user config, `--config`):
+//! Their rules are in [`super::narrowing::RULES`]:
 //!
-//! | key                            | from a workspace config                  | why |
-//! |--------------------------------|------------------------------------------|-----|
-//! | `memory.path`                  | ignored (user config and `--config` only) | a repository must not point the memory at a file of its choosing |
-//! | `web.allow_private_addresses`  | only `false`                             | `true` opens the SSRF guard |
-//! | `web.timeout_seconds`          | only lower                               | |
-//! | `web.max_bytes`                | only lower                               | |
-//! | `web.user_agent`               | ignored                                  | the user's identity on the web |
-//! | `web.search.*`                 | ignored                                  | `api_key_env` names a variable whose value is sent to `url`: a repository could send any secret of the environment anywhere |
-//!
-//! Every ignored value is logged as a warning naming the key and the file.
+//! | key                            | rule        | why |
+//! |--------------------------------|-------------|-----|
+//! | `memory.path`                  | user-only   | a repository must not point the memory at a file of its choosing |
+//! | `web.allow_private_addresses`  | only off    | `true` opens the SSRF guard |
+//! | `web.timeout_seconds`          | lower       | |
+//! | `web.max_bytes`                | lower       | |
+//! | `web.user_agent`               | user-only   | the user's identity on the web |
+//! | `web.search` (all of it)       | user-only   | `api_key_env` names a variable whose value is sent to `url`: a repository could send any secret of the environment anywhere |
 
-use super::{ConfigError, Source, line_of};
+use super::{ConfigError, line_of};
 use kun_web::{PrivateAddresses, SearchConfig, SearchEngine, WebOptions};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -110,139 +107,58 @@ impl WebSettings {
     }
 }
 
-/// One layer's `[memory]` and `[web]`, merged by the rules of the module table.
-pub(super) struct Layer<'a> {
-    pub path: &'a Path,
-    pub text: &'a str,
-    pub source: &'a Source,
+/// A `[memory] path` as written in `file`: relative paths are relative to its directory.
+#[must_use]
+pub(super) fn memory_path(file: &Path, path: PathBuf) -> PathBuf {
+    if path.is_absolute() {
+        path
+    } else {
+        file.parent().unwrap_or(Path::new(".")).join(path)
+    }
 }
 
-impl Layer<'_> {
-    fn is_workspace(&self) -> bool {
-        matches!(self.source, Source::Workspace(_))
-    }
-
-    fn ignored(&self, key: &str, why: &str) {
-        tracing::warn!(
-            key,
-            file = %self.path.display(),
-            "ignored `{key}` from the workspace config: {why}; set it in your user config"
-        );
-    }
-
-    fn error(&self, key: &str, message: impl Into<String>) -> ConfigError {
+/// Checks `[web]` of one file and parses `[web.search]`.
+///
+/// # Errors
+/// A zero limit, an unknown backend, a `[web.search]` without a backend.
+pub(super) fn check_web(
+    table: Option<&WebTable>,
+    path: &Path,
+    text: &str,
+) -> Result<Option<SearchConfig>, ConfigError> {
+    let error = |key: &str, message: String| {
         let leaf = key.rsplit('.').next().unwrap_or(key);
         ConfigError {
-            file: self.path.to_path_buf(),
-            line: line_of(self.text, leaf),
+            file: path.to_path_buf(),
+            line: line_of(text, leaf),
             key: Some(key.to_owned()),
-            message: message.into(),
+            message,
+        }
+    };
+    let Some(table) = table else { return Ok(None) };
+    for (key, value) in [
+        ("web.timeout_seconds", table.timeout_seconds),
+        ("web.max_bytes", table.max_bytes),
+    ] {
+        if value == Some(0) {
+            return Err(error(key, "must be at least 1".to_owned()));
         }
     }
-
-    /// Merges `[memory]`; returns the keys applied.
-    pub fn memory(
-        &self,
-        table: Option<MemoryTable>,
-        into: &mut MemorySettings,
-    ) -> Vec<&'static str> {
-        let Some(path) = table.and_then(|t| t.path) else {
-            return Vec::new();
-        };
-        if self.is_workspace() {
-            self.ignored("memory.path", "a workspace cannot choose the memory file");
-            return Vec::new();
-        }
-        let base = self.path.parent().unwrap_or(Path::new("."));
-        into.path = Some(if path.is_absolute() {
-            path
-        } else {
-            base.join(path)
-        });
-        vec!["memory.path"]
-    }
-
-    /// Merges `[web]` and `[web.search]`; returns the keys applied.
-    ///
-    /// # Errors
-    /// A zero limit, an unknown backend, a `[web.search]` without a backend.
-    pub fn web(
-        &self,
-        table: Option<WebTable>,
-        into: &mut WebSettings,
-    ) -> Result<Vec<&'static str>, ConfigError> {
-        let Some(table) = table else {
-            return Ok(Vec::new());
-        };
-        let mut applied = Vec::new();
-        if let Some(allow) = table.allow_private_addresses {
-            if self.is_workspace() && allow {
-                self.ignored(
-                    "web.allow_private_addresses",
-                    "a workspace may only turn it off",
-                );
-            } else {
-                into.allow_private_addresses = allow;
-                applied.push("web.allow_private_addresses");
-            }
-        }
-        for (key, value, slot, default) in [
-            (
-                "web.timeout_seconds",
-                table.timeout_seconds,
-                &mut into.timeout_seconds,
-                30,
-            ),
-            (
-                "web.max_bytes",
-                table.max_bytes,
-                &mut into.max_bytes,
-                u32::try_from(kun_web::DEFAULT_MAX_BYTES).unwrap_or(u32::MAX),
-            ),
-        ] {
-            let Some(value) = value else { continue };
-            if value == 0 {
-                return Err(self.error(key, "must be at least 1"));
-            }
-            if self.is_workspace() && value > slot.unwrap_or(default) {
-                self.ignored(key, "a workspace may only lower it");
-            } else {
-                *slot = Some(value);
-                applied.push(key);
-            }
-        }
-        if let Some(agent) = table.user_agent {
-            if self.is_workspace() {
-                self.ignored("web.user_agent", "a workspace cannot change it");
-            } else {
-                into.user_agent = Some(agent);
-                applied.push("web.user_agent");
-            }
-        }
-        if let Some(search) = table.search {
-            if self.is_workspace() {
-                self.ignored(
-                    "web.search",
-                    "a workspace cannot choose the search engine or its key",
-                );
-            } else {
-                let backend = search.backend.as_deref().ok_or_else(|| {
-                    self.error(
-                        "web.search.backend",
-                        "[web.search] needs backend = \"searxng\", \"brave\" or \"tavily\"",
-                    )
-                })?;
-                let engine: SearchEngine = backend
-                    .parse()
-                    .map_err(|message: String| self.error("web.search.backend", message))?;
-                into.search = Some(SearchConfig {
-                    engine,
-                    url: search.url,
-                    api_key_env: search.api_key_env,
-                });
-                applied.push("web.search");
-            }
-        }
-        Ok(applied)
-    }
+    let Some(search) = &table.search else {
+        return Ok(None);
+    };
+    let backend = search.backend.as_deref().ok_or_else(|| {
+        error(
+            "web.search.backend",
+            "[web.search] needs backend = \"searxng\", \"brave\" or \"tavily\"".to_owned(),
+        )
+    })?;
+    let engine: SearchEngine = backend
+        .parse()
+        .map_err(|message: String| error("web.search.backend", message))?;
+    Ok(Some(SearchConfig {
+        engine,
+        url: search.url.clone(),
+        api_key_env: search.api_key_env.clone(),
+    }))
 }
