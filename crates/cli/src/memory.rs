@@ -35,6 +35,7 @@ async fn execute(args: MemoryArgs) -> Result<Outcome, String> {
         mode: None,
         allow_tools: None,
         deny_tools: None,
+        trust_workspace: false,
     };
     let loaded = setup::load(&common, None)?;
     let path = loaded.settings.memory.file().ok_or(
