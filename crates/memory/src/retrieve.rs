@@ -49,7 +49,7 @@ const STOPWORDS: &[&str] = &[
 /// How many words of a prompt are searched for at most.
 const MAX_QUERY_WORDS: usize = 48;
 
-/// The query for a prompt: its words without the common ones, at most [`MAX_QUERY_WORDS`].
+/// The query for a prompt: its words without the common ones, at most `MAX_QUERY_WORDS` (48).
 #[must_use]
 pub fn prompt_query(prompt: &str) -> String {
     prompt

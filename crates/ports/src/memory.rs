@@ -88,7 +88,7 @@ impl FromStr for MemoryScope {
 }
 
 /// Where a call is made from: the keys that place a new memory and decide what is visible
-/// (see the [module docs](self)).
+/// (see the scope rules of [`MemoryScope`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MemoryPlace {
     /// The workspace's key: its real path.
@@ -316,7 +316,7 @@ pub fn normalise_tags(tags: Vec<String>) -> Result<Vec<String>, MemoryError> {
 }
 
 /// A memory store. Every method is scoped by the caller's [`MemoryPlace`] (see the
-/// [module docs](self)); the contract suite is `kun_ports::testkit::memory_store_contract`.
+/// scope rules of [`MemoryScope`]); the contract suite is `kun_ports::testkit::memory_store_contract`.
 #[cfg_attr(feature = "testkit", mockall::automock)]
 #[async_trait]
 pub trait MemoryStore: Send + Sync {

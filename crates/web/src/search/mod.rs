@@ -1,5 +1,5 @@
 //! `web_search` and its engines: [`Searxng`], [`Brave`], [`Tavily`] behind the
-//! [`WebSearchBackend`](kun_ports::WebSearchBackend) port.
+//! [`kun_ports::WebSearchBackend`] port.
 //!
 //! | engine    | needs                               | request                                          |
 //! |-----------|-------------------------------------|--------------------------------------------------|
