@@ -260,6 +260,7 @@ mod tests {
             arguments: json!({"command": "echo \u{1b}[2J \u{202e}", "pad": "é".repeat(3_000)}),
             reason: ApprovalReason::UnconfinedCommand,
             grant_key: GrantKey::scoped("bash", "echo\u{1b}"),
+            delegated_agent: None,
         };
         let text = question(&request);
         assert!(!text.contains('\u{1b}'), "{text}");

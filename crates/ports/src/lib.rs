@@ -4,7 +4,8 @@
 //! external crates only; adapters implement these traits, and `kun-composition` wires them.
 //!
 //! * Vocabulary: [`ProviderKind`], [`ToolKind`], [`ToolPolicy`], [`SideEffect`],
-//!   [`SandboxMode`], [`ApprovalPolicy`], [`ErrorCode`], [`ToolResult`], [`ToolHostContext`].
+//!   [`SandboxMode`], [`ApprovalPolicy`], [`ErrorCode`], [`ToolResult`], [`ToolHostContext`],
+//!   [`WorkspaceStanding`].
 //! * The tool boundary: [`TypedTool`] (typed arguments and output, a rendering for the model;
 //!   every `TypedTool` is a [`Tool`]), [`ToolFailure`], [`ContentBlock`], and the one schema
 //!   sanitiser ([`sanitize_schema`], [`schema_for`], [`output_schema_for`]).
@@ -44,6 +45,7 @@ mod typed;
 mod user_input;
 mod vocabulary;
 mod web;
+mod workspace;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -69,3 +71,4 @@ pub use typed::*;
 pub use user_input::*;
 pub use vocabulary::*;
 pub use web::*;
+pub use workspace::*;

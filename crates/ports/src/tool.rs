@@ -170,6 +170,58 @@ pub struct ToolTurn<'a> {
     pub abort: &'a AbortSignal,
     /// Which tools this turn may call (for gateways).
     pub catalog: &'a dyn CatalogView,
+    /// The turn's lists and approval, for the few tools that act on them (see [`TurnScope`]).
+    pub scope: TurnScope<'a>,
+}
+
+/// What a tool may learn of its turn's policy beyond [`ToolTurn`]'s fields: the allow/deny
+/// lists (`load_skill` honours the skill lists), and for a tool that starts a **nested** turn
+/// with the same gates (`delegate_task`), a context derived from this one.
+///
+/// Invariant: a nested context starts as a copy of this turn's (same roots, mode, surface,
+/// sandbox, approval policy, lists and approver) with its own ids and an abort signal that
+/// fires with this turn's; the caller may only narrow it. User input is not inherited: a
+/// nested turn cannot ask the user.
+#[derive(Clone, Copy)]
+pub struct TurnScope<'a>(&'a ToolHostContext);
+
+impl<'a> TurnScope<'a> {
+    /// The scope of `ctx`.
+    #[must_use]
+    pub const fn of(ctx: &'a ToolHostContext) -> Self {
+        Self(ctx)
+    }
+
+    /// The turn's allow and deny lists.
+    #[must_use]
+    pub const fn lists(&self) -> &'a crate::ToolLists {
+        &self.0.lists
+    }
+
+    /// The turn's approval policy.
+    #[must_use]
+    pub const fn approval(&self) -> crate::ApprovalPolicy {
+        self.0.approval
+    }
+
+    /// The context of a nested turn (see the invariant above).
+    #[must_use]
+    pub fn nested_context(&self, thread_id: &str, turn_id: &str) -> ToolHostContext {
+        let mut nested = self.0.for_turn(turn_id);
+        nested.thread_id = thread_id.to_owned();
+        nested.abort = self.0.abort.child();
+        nested.user_input = None;
+        nested
+    }
+}
+
+impl fmt::Debug for TurnScope<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TurnScope")
+            .field("lists", &self.0.lists)
+            .field("approval", &self.0.approval)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> ToolTurn<'a> {
@@ -183,6 +235,7 @@ impl<'a> ToolTurn<'a> {
             sandbox: ctx.sandbox,
             abort: &ctx.abort,
             catalog,
+            scope: TurnScope::of(ctx),
         }
     }
 

@@ -11,6 +11,7 @@
 
 mod approval;
 mod artifacts;
+mod child_runner;
 mod external;
 mod hooks;
 mod host;
@@ -20,6 +21,7 @@ mod sandbox;
 
 pub use approval::*;
 pub use artifacts::*;
+pub use child_runner::*;
 pub use external::*;
 pub use hooks::*;
 pub use host::*;
