@@ -131,7 +131,10 @@ impl<'a> ChildRun<'a> {
     #[must_use]
     pub fn user_message(&self) -> String {
         match self.context.map(str::trim).filter(|c| !c.is_empty()) {
-            Some(context) => format!("{}\n\nContext from the delegating agent:\n{context}", self.task),
+            Some(context) => format!(
+                "{}\n\nContext from the delegating agent:\n{context}",
+                self.task
+            ),
             None => self.task.to_owned(),
         }
     }
@@ -337,9 +340,6 @@ mod tests {
         assert!(result.is_error);
         assert_eq!(result.output["code"], "delegation_max_turns");
         assert_eq!(result.output["usage"]["turns"], 3);
-        assert_eq!(
-            ChildFailureKind::RateLimited.code(),
-            ErrorCode::RateLimited
-        );
+        assert_eq!(ChildFailureKind::RateLimited.code(), ErrorCode::RateLimited);
     }
 }

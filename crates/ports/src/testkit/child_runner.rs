@@ -319,7 +319,9 @@ where
     ]);
     let (outcome, requests, _) = drive(&make, script, limits, false).await;
     assert_eq!(
-        outcome.expect("rule 3: a refusal does not end the run").text,
+        outcome
+            .expect("rule 3: a refusal does not end the run")
+            .text,
         "could not store"
     );
     let refusal = requests.get(1).and_then(|r| r.tool_results.first());
@@ -334,7 +336,10 @@ where
         ModelStep::Answer("ok".into()),
     ]);
     let (outcome, requests, runs) = drive(&make, script, limits, false).await;
-    assert!(outcome.is_ok(), "rule 4: an unknown tool does not end the run");
+    assert!(
+        outcome.is_ok(),
+        "rule 4: an unknown tool does not end the run"
+    );
     assert!(runs.is_empty(), "rule 4: nothing ran");
     let refusal = requests.get(1).and_then(|r| r.tool_results.first());
     assert!(
@@ -351,7 +356,11 @@ where
         ModelStep::Answer("both".into()),
     ]);
     let (outcome, requests, runs) = drive(&make, script, limits, false).await;
-    assert_eq!(outcome.expect("rule 5").usage.tool_calls, 2, "rule 5: usage");
+    assert_eq!(
+        outcome.expect("rule 5").usage.tool_calls,
+        2,
+        "rule 5: usage"
+    );
     assert_eq!(runs.len(), 2, "rule 5: both calls ran");
     assert_eq!(
         requests[1].tool_results,
@@ -362,8 +371,7 @@ where
     // 6: max_turns.
     let mut script = ModelScript::new(vec![calls(&[("lookup", json!({"key": "again"}))])]);
     script.repeat_last = true;
-    let (outcome, requests, runs) =
-        drive(&make, script, ChildLimits { max_turns: 3 }, false).await;
+    let (outcome, requests, runs) = drive(&make, script, ChildLimits { max_turns: 3 }, false).await;
     let failure = outcome.expect_err("rule 6: a looping child must fail");
     assert_eq!(failure.kind, ChildFailureKind::MaxTurns, "rule 6: kind");
     assert_eq!(failure.kind.code(), ErrorCode::DelegationMaxTurns);
