@@ -46,7 +46,8 @@ fn every_trigger_scores_as_specified_plus_priority() {
     );
     skill(w, "typed", "triggers:\n  file_types: [rs]\n", "t");
     let c = catalog(w);
-    let table: [(&str, &[&Path], &[(&str, i64, &str)]); 7] = [
+    type Row<'a> = (&'a str, &'a [&'a Path], &'a [(&'a str, i64, &'a str)]);
+    let table: [Row<'_>; 7] = [
         ("use $named please", &[], &[("named", 1000, "explicit:id")]),
         ("/skill:named now", &[], &[("named", 1000, "explicit:id")]),
         ("/named", &[], &[("named", 1000, "explicit:id")]),
