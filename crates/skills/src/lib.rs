@@ -62,7 +62,7 @@ pub use load_skill::{
     LOAD_SKILL, LoadSkillArgs, LoadSkillOutput, LoadSkillTool, SKILLS_PROVIDER_ID, SkillsProvider,
 };
 pub use loaded::{LoadedSkills, MAX_LOADED_TURNS};
-pub use names::{CLAUDE_CODE_NAMES, ToolRule, kun_tool_name, split_tool_list};
+pub use names::{CLAUDE_CODE_TOOL_NAMES, ToolRule, kun_tool_name, split_tool_list};
 pub use pre_approval::PreApprovingGate;
 pub use skill::{PreApproval, PromptPattern, Skill, SkillOrigin, SkillSource, Triggers};
 pub use slug::{normalize_skill_id, skill_slug};

@@ -1,60 +1,11 @@
-//! Tool names in skill files: Claude Code's names map to ours, and `allowed-tools` entries are
-//! permission rules (`Bash(git add *)`), not just names.
-//!
-//! | Claude Code | kun |
-//! |---|---|
-//! | `Read` | `read` |
-//! | `Grep` | `grep` |
-//! | `Glob` | `glob` |
-//! | `LS` | `ls` |
-//! | `Edit`, `MultiEdit` | `edit` |
-//! | `Write` | `write` |
-//! | `Bash` | `bash` |
-//! | `WebFetch` | `web_fetch` |
-//! | `WebSearch` | `web_search` |
-//!
-//! A name already in our form (`[a-z0-9_]+`) is taken as ours. Anything else (`NotebookEdit`,
-//! `TodoWrite`, `mcp__server__tool`, …) is not a kun tool: a diagnostic, never a failure.
+//! `allowed-tools` entries are permission rules (`Bash(git add *)`), not just names; the names
+//! map to ours by [`kun_tool_name`] (kun-ports: `Read` → `read`, `MultiEdit` → `edit`, …).
+//! An entry that is not a kun tool (`NotebookEdit`, `mcp__server__tool`, …) is a diagnostic,
+//! never a failure.
 
+pub use kun_ports::{CLAUDE_CODE_TOOL_NAMES, kun_tool_name};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-
-/// Claude Code's built-in tool names and ours.
-pub const CLAUDE_CODE_NAMES: [(&str, &str); 10] = [
-    ("Read", "read"),
-    ("Grep", "grep"),
-    ("Glob", "glob"),
-    ("LS", "ls"),
-    ("Edit", "edit"),
-    ("MultiEdit", "edit"),
-    ("Write", "write"),
-    ("Bash", "bash"),
-    ("WebFetch", "web_fetch"),
-    ("WebSearch", "web_search"),
-];
-
-/// Our name for a tool named in a skill file, or `None` when it is not a kun tool.
-///
-/// ```
-/// assert_eq!(kun_skills::kun_tool_name("MultiEdit"), Some("edit".to_owned()));
-/// assert_eq!(kun_skills::kun_tool_name("repo_map"), Some("repo_map".to_owned()));
-/// assert_eq!(kun_skills::kun_tool_name("NotebookEdit"), None);
-/// ```
-#[must_use]
-pub fn kun_tool_name(name: &str) -> Option<String> {
-    let name = name.trim();
-    if let Some((_, ours)) = CLAUDE_CODE_NAMES.iter().find(|(theirs, _)| *theirs == name) {
-        return Some((*ours).to_owned());
-    }
-    // `mcp__server__tool` is Claude Code's name for its own MCP connection, not ours.
-    let ours = !name.is_empty()
-        && !name.starts_with("mcp__")
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    ours.then(|| name.to_owned())
-}
 
 /// One `allowed-tools` entry: a tool, and for shell tools optionally the command prefix it
 /// covers (`Bash(git add *)` → `bash` scoped to `git add`).
@@ -159,16 +110,6 @@ pub fn split_tool_list(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_claude_code_name_maps() {
-        for (theirs, ours) in CLAUDE_CODE_NAMES {
-            assert_eq!(kun_tool_name(theirs).as_deref(), Some(ours), "{theirs}");
-        }
-        assert_eq!(kun_tool_name("mcp__github__search"), None);
-        assert_eq!(kun_tool_name("TodoWrite"), None);
-        assert_eq!(kun_tool_name(""), None);
-    }
 
     #[test]
     fn lists_split_on_commas_and_spaces_but_not_inside_rules() {
