@@ -64,10 +64,7 @@ impl ListOrText {
             Self::List(items) => items.iter().map(|s| s.trim().to_owned()).collect(),
             Self::Text(text) => text.split(',').map(|s| s.trim().to_owned()).collect(),
         };
-        entries
-            .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect()
+        entries.into_iter().filter(|s| !s.is_empty()).collect()
     }
 }
 
@@ -176,7 +173,8 @@ fn read_profile(path: &Path, real_workspace: &Path) -> Result<Parsed, String> {
 /// # Errors
 /// Malformed YAML, or no `name` / `description`.
 pub fn parse(text: &str, path: &Path) -> Result<(AgentProfile, Vec<Diagnostic>), String> {
-    let (yaml, body) = split(text).ok_or("no front matter (`---` lines with name and description)")?;
+    let (yaml, body) =
+        split(text).ok_or("no front matter (`---` lines with name and description)")?;
     let front: FrontMatter = yaml_serde::from_str(yaml)
         .map_err(|err| format!("the YAML front matter is not valid: {err}"))?;
     let name = front
@@ -201,14 +199,20 @@ pub fn parse(text: &str, path: &Path) -> Result<(AgentProfile, Vec<Diagnostic>),
     });
     let mut blocked_tools = Vec::new();
     let mut blocked_mcp_servers = Vec::new();
-    for entry in front.disallowed_tools.map(|l| l.entries()).unwrap_or_default() {
+    for entry in front
+        .disallowed_tools
+        .map(|l| l.entries())
+        .unwrap_or_default()
+    {
         if let Some(server) = entry.strip_prefix("mcp__") {
             let server = server.split("__").next().unwrap_or(server);
             blocked_mcp_servers.push(server.trim_end_matches('*').to_owned());
         } else if let Some(name) = kun_tool_name(&entry) {
             blocked_tools.push(name);
         } else {
-            note(format!("disallowedTools: `{entry}` is not a kun tool; ignored"));
+            note(format!(
+                "disallowedTools: `{entry}` is not a kun tool; ignored"
+            ));
         }
     }
     let mut profile = AgentProfile::new(

@@ -12,8 +12,8 @@
 
 use async_trait::async_trait;
 use kun_ports::{
-    AbortSignal, ChildFailure, ChildFailureKind, ChildOutcome, ChildRun, ChildUsage,
-    ToolCall, ToolDescriptor,
+    AbortSignal, ChildFailure, ChildFailureKind, ChildOutcome, ChildRun, ChildUsage, ToolCall,
+    ToolDescriptor,
 };
 use serde_json::Value;
 

@@ -217,7 +217,12 @@ mod tests {
         let names: Vec<String> = builtin_profiles().into_iter().map(|p| p.name).collect();
         assert_eq!(
             names,
-            ["design-reviewer", "explore", "general", "over-engineering-reviewer"]
+            [
+                "design-reviewer",
+                "explore",
+                "general",
+                "over-engineering-reviewer"
+            ]
         );
         assert!(
             builtin_profiles()

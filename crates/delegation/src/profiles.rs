@@ -145,7 +145,11 @@ fn narrow(
     let asked = workspace.tools.allowed();
     let kept = tools.allowed();
     let dropped: Vec<String> = match (&asked, &kept) {
-        (Some(asked), Some(kept)) => asked.iter().filter(|n| !kept.contains(n)).cloned().collect(),
+        (Some(asked), Some(kept)) => asked
+            .iter()
+            .filter(|n| !kept.contains(n))
+            .cloned()
+            .collect(),
         (None, Some(_)) => vec!["(inherit)".to_owned()],
         _ => Vec::new(),
     };

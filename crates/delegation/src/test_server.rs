@@ -126,7 +126,10 @@ impl RecordedRequest {
     }
 
     fn messages(&self) -> Vec<Value> {
-        self.body["messages"].as_array().cloned().unwrap_or_default()
+        self.body["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -242,7 +245,11 @@ async fn answer(state: &State, request: Request<Incoming>) -> Response<Full<Byte
         ),
         Some(ServerReply::Stall(wait)) => {
             tokio::time::sleep(wait).await;
-            respond(StatusCode::OK, completion(Some("late"), &[], index, 0, 0), None)
+            respond(
+                StatusCode::OK,
+                completion(Some("late"), &[], index, 0, 0),
+                None,
+            )
         }
         Some(ServerReply::Status {
             status,

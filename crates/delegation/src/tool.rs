@@ -125,13 +125,11 @@ impl DelegateTaskTool {
         for profile in profiles.iter() {
             description.push_str(&format!("\n- {}: {}", profile.name, profile.description));
         }
-        let mut spec = ToolSpec::typed::<DelegateTaskArgs, DelegateTaskOutput>(
-            DELEGATE_TASK,
-            description,
-        )
-        .with_policy(ToolPolicy::Auto)
-        .with_kind(ToolKind::ToolCall)
-        .with_side_effect(SideEffect::Unknown);
+        let mut spec =
+            ToolSpec::typed::<DelegateTaskArgs, DelegateTaskOutput>(DELEGATE_TASK, description)
+                .with_policy(ToolPolicy::Auto)
+                .with_kind(ToolKind::ToolCall)
+                .with_side_effect(SideEffect::Unknown);
         if let Some(profile) = spec.input_schema.pointer_mut("/properties/profile") {
             profile["enum"] = Value::from(profiles.names());
         }

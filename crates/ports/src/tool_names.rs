@@ -39,7 +39,10 @@ pub const CLAUDE_CODE_TOOL_NAMES: [(&str, &str); 10] = [
 #[must_use]
 pub fn kun_tool_name(name: &str) -> Option<String> {
     let name = name.trim();
-    if let Some((_, ours)) = CLAUDE_CODE_TOOL_NAMES.iter().find(|(theirs, _)| *theirs == name) {
+    if let Some((_, ours)) = CLAUDE_CODE_TOOL_NAMES
+        .iter()
+        .find(|(theirs, _)| *theirs == name)
+    {
         return Some((*ours).to_owned());
     }
     // `mcp__server__tool` is Claude Code's name for its own MCP connection, not ours.
