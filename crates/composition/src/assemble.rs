@@ -1,6 +1,7 @@
 //! Settings → providers → main and child registries → host.
 
 use crate::ChildRegistryBuilder;
+use crate::agents;
 use crate::config::Settings;
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
@@ -74,6 +75,14 @@ pub struct Assembly {
     pub child_registry: Arc<CapabilityRegistry>,
     /// The host: catalog and pipeline.
     pub host: Arc<Host>,
+    /// The child host: the pipeline over the child registry, where delegated children run.
+    pub child_host: Arc<Host>,
+    /// The skills provider (its catalog feeds `serve`'s instructions and prompts).
+    pub skills: Arc<kun_skills::SkillsProvider>,
+    /// The delegation provider (its profiles feed `doctor`).
+    pub delegation: Arc<kun_delegation::DelegationProvider>,
+    /// The child runner's state.
+    pub runner: crate::RunnerState,
     /// The OS confinement tier commands run under.
     pub capabilities: SandboxCapabilities,
     /// State that outlives a configuration reload (see [`Assembly::reassemble`]).
@@ -164,24 +173,42 @@ fn wire(
     if let Some(names) = &settings.tools.plan_allow {
         filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));
     }
-    let main_providers: Vec<Arc<dyn ToolProvider>> = vec![kept.builtin.clone()];
+    let standing = agents::workspace_standing(&settings);
+    let skills = agents::skills_provider(&settings, standing);
     let mut child = ChildRegistryBuilder::default();
     child.add(Arc::clone(&kept.builtin));
-    let registry = Arc::new(CapabilityRegistry::with_providers(
-        filters.clone(),
-        main_providers,
-    )?);
+    child.add(Arc::clone(&skills));
     let child_registry = Arc::new(CapabilityRegistry::with_providers(
-        filters,
+        filters.clone(),
         child.into_providers(),
     )?);
-    let hooks = HookEngine::builder()
-        .config(settings.hooks.clone())
-        .builtin(BuiltinHook::DesignQuality)
-        .build()
-        .map_err(|err| AssembleError::Hooks(err.to_string()))?;
+    let hooks: Arc<HookEngine> = Arc::new(
+        HookEngine::builder()
+            .config(settings.hooks.clone())
+            .builtin(BuiltinHook::DesignQuality)
+            .build()
+            .map_err(|err| AssembleError::Hooks(err.to_string()))?,
+    );
+    // Children run through the same gates: the same hooks, ledger and read tracker.
+    let child_host = Arc::new(
+        Host::builder(Arc::clone(&child_registry))
+            .hooks(hooks.clone())
+            .ledger(Arc::clone(&kept.ledger))
+            .read_tracker(Arc::clone(&kept.read_tracker))
+            .build(),
+    );
+    let (runner, runner_state) = agents::runner(&settings);
+    let delegation = agents::delegation_provider(
+        &settings,
+        agents::profiles(&settings, standing),
+        runner,
+        child_host.clone(),
+    );
+    let main_providers: Vec<Arc<dyn ToolProvider>> =
+        vec![kept.builtin.clone(), skills.clone(), delegation.clone()];
+    let registry = Arc::new(CapabilityRegistry::with_providers(filters, main_providers)?);
     let host = Host::builder(Arc::clone(&registry))
-        .hooks(Arc::new(hooks))
+        .hooks(hooks)
         .ledger(Arc::clone(&kept.ledger))
         .read_tracker(Arc::clone(&kept.read_tracker))
         .build();
@@ -190,6 +217,10 @@ fn wire(
         registry,
         child_registry,
         host: Arc::new(host),
+        child_host,
+        skills,
+        delegation,
+        runner: runner_state,
         capabilities,
         kept,
     })

@@ -12,6 +12,7 @@
 //!   (the ledger, the read tracker, the confinement probe, and the built-in provider while the
 //!   limits are unchanged).
 
+mod agents;
 mod assemble;
 mod child;
 pub mod config;
@@ -19,6 +20,7 @@ mod mcp;
 
 pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assemble};
 
+pub use agents::{RunnerState, workspace_standing};
 pub use child::ChildRegistryBuilder;
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
 pub use mcp::{McpAttachment, attach_mcp, search_settings, server_config, server_configs};

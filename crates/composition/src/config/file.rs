@@ -124,4 +124,8 @@ pub struct ConfigFile {
     pub mcp_servers: Option<BTreeMap<String, McpServerEntry>>,
     /// `[mcp]`.
     pub mcp: Option<McpTable>,
+    /// `[skills]`.
+    pub skills: Option<super::agents::SkillsTable>,
+    /// `[delegation]`.
+    pub delegation: Option<super::agents::DelegationTable>,
 }

@@ -6,11 +6,16 @@
 //!
 //! Unknown keys and bad values are errors naming the file, the line and the key.
 
+mod agents;
 mod effective;
 mod error;
 mod file;
 mod mcp_json;
 
+pub use agents::{
+    DEFAULT_MAX_PARALLEL, DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_SECONDS, DelegationTable,
+    LayerAuthority, OpenAiTable, RunnerKind, SkillsTable,
+};
 pub use effective::{DEFAULT_BASH_TIMEOUT_SECONDS, EffectiveValue};
 pub use error::ConfigError;
 pub use file::{
@@ -188,6 +193,10 @@ pub struct Settings {
     pub mcp_servers: BTreeMap<String, McpServerEntry>,
     /// MCP presentation.
     pub mcp: McpTable,
+    /// `[skills]`.
+    pub skills: SkillsTable,
+    /// `[delegation]`.
+    pub delegation: DelegationTable,
     /// Where each value came from, by dotted key.
     pub sources: BTreeMap<String, Source>,
 }
@@ -207,6 +216,8 @@ impl Settings {
             hooks: HooksConfig::default(),
             mcp_servers: BTreeMap::new(),
             mcp: McpTable::default(),
+            skills: SkillsTable::default(),
+            delegation: DelegationTable::default(),
             sources: BTreeMap::new(),
         }
     }
@@ -333,6 +344,21 @@ impl Settings {
                 entry.trusted_workspace_roots = roots;
             }
             self.mcp_servers.insert(name, entry);
+        }
+        let authority = LayerAuthority::of(source);
+        let mut agent_keys = Vec::new();
+        if let Some(skills) = file.skills {
+            agent_keys.extend(agents::merge_skills(&mut self.skills, skills, authority));
+        }
+        if let Some(delegation) = file.delegation {
+            agent_keys.extend(agents::merge_delegation(
+                &mut self.delegation,
+                delegation,
+                authority,
+            ));
+        }
+        for key in agent_keys {
+            set(key);
         }
         if let Some(hooks) = file.hooks {
             let layer = hooks_from_toml(hooks, path, text)?;
