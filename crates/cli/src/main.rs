@@ -5,6 +5,7 @@
 //! * `kun-tools call --workspace DIR --script FILE` — JSON lines, one turn each.
 //! * `kun-tools serve --workspace DIR [--http ADDR]` — the MCP server (see [`serve`]).
 //! * `kun-tools doctor [--workspace DIR] [--json]` — configuration, providers, confinement.
+//! * `kun-tools skills --workspace DIR [--prompt TEXT] [--file PATH]… [--json]` — skills.
 //!
 //! Exit codes: 0 when a call produced a result (error results included), 1 when a call was
 //! refused with an `Err` (unknown or unadvertised tool, a `never` tool, an abort), 2 for usage
@@ -18,6 +19,7 @@ mod cli;
 mod doctor;
 mod serve;
 mod setup;
+mod skills;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
             cli::Command::Call(args) => call::run(args).await,
             cli::Command::Serve(args) => serve::run(args).await,
             cli::Command::Doctor(args) => doctor::run(&args).await,
+            cli::Command::Skills(args) => skills::run(&args),
         }
     });
     // A stdio read still pending in the blocking pool must not keep the process alive.

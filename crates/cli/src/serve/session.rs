@@ -13,12 +13,13 @@
 use crate::serve::convert;
 use crate::serve::elicit::ElicitationApprover;
 use crate::serve::live::Live;
+use crate::serve::prompts;
 use kun_approval::Gate;
 use kun_ports::{AbortSignal, ApprovalGate, ToolCall, ToolHost as _};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -106,11 +107,13 @@ impl ServerHandler for Session {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_prompts()
+                .enable_resources()
                 .build(),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
         .with_server_info(Implementation::new("kun-tools", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(prompts::instructions(&self.live.current(), INSTRUCTIONS))
     }
 
     /// Only revisions with an `initialize` handshake: approvals are server-to-client
@@ -146,6 +149,22 @@ impl ServerHandler for Session {
         Ok(ListToolsResult::with_all_items(
             tools.iter().map(convert::mcp_tool).collect(),
         ))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(prompts::list(&self.live.current()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(&self.live.current(), &request).map(Into::into)
     }
 
     async fn call_tool(
