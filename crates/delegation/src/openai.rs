@@ -25,7 +25,6 @@ use kun_ports::{
     ToolDescriptor,
 };
 use serde_json::{Value, json};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// How much of an error body a message quotes.
@@ -100,7 +99,6 @@ impl OpenAiRunner {
         }
         let endpoint = format!("{base}/chat/completions");
         let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls_config()?)
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
             .build()
@@ -118,16 +116,6 @@ impl OpenAiRunner {
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
-}
-
-/// rustls with the ring provider and the platform's roots.
-fn tls_config() -> Result<rustls::ClientConfig, String> {
-    use rustls_platform_verifier::BuilderVerifierExt as _;
-    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .and_then(|builder| builder.with_platform_verifier())
-        .map(|builder| builder.with_no_client_auth())
-        .map_err(|err| format!("cannot set up TLS: {err}"))
 }
 
 #[async_trait]
