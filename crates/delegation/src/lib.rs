@@ -16,7 +16,7 @@
 //! * **Runners** ([`ChildAgentRunner`](kun_ports::ChildAgentRunner)): [`OpenAiRunner`] against
 //!   any OpenAI-compatible chat-completions endpoint, and [`ScriptedRunner`] for tests; both
 //!   run one loop ([`agent_loop`]) and pass the port's contract suite.
-//! * Feature `test-server`: [`test_server::OpenAiTestServer`], a scripted local endpoint.
+//! * Feature `test-server`: `test_server::OpenAiTestServer`, a scripted local endpoint.
 //!
 //! ```
 //! use kun_delegation::{ProfileSet, READ_ONLY_TOOLS, ToolChoice, child_lists};
