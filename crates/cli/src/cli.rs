@@ -24,11 +24,15 @@ pub enum Command {
     Call(CallArgs),
     /// Serve the gated tool surface as an MCP server (stdio, or streamable HTTP with --http).
     Serve(ServeArgs),
-    /// Show the effective configuration and where each value came from, the providers, the
-    /// configuration errors and the command confinement tier.
+    /// Show the effective configuration and where each value came from, the workspace's
+    /// trust and what it left out, the providers, the configuration errors and the command
+    /// confinement tier.
     Doctor(DoctorArgs),
     /// List the skills found (and every skipped file), and for a prompt what activates.
     Skills(SkillsArgs),
+    /// Trust a workspace: add its canonical path to `[trust] workspaces` in the user config,
+    /// and print what its configuration changes from now on.
+    Trust(TrustArgs),
 }
 
 fn parse_mode<T: std::str::FromStr>(value: &str) -> Result<T, String>
@@ -70,6 +74,10 @@ pub struct Common {
     /// Never these tools (comma-separated).
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub deny_tools: Option<Vec<String>>,
+    /// Trust the workspace for this run: its .kun/config.toml and .mcp.json apply as the
+    /// user's own, its hooks run and its MCP servers start (`kun-tools trust DIR` to keep it).
+    #[arg(long)]
+    pub trust_workspace: bool,
 }
 
 /// `kun-tools catalog`.
@@ -171,9 +179,20 @@ pub struct DoctorArgs {
     /// What an approval becomes when the client cannot be asked: deny | allow.
     #[arg(long, value_name = "deny|allow", value_parser = parse_fallback)]
     pub approval_fallback: Option<ApprovalFallback>,
+    /// Trust the workspace for this run (see `catalog --help`).
+    #[arg(long)]
+    pub trust_workspace: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `kun-tools trust`.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The workspace to trust.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 impl DoctorArgs {
@@ -188,6 +207,7 @@ impl DoctorArgs {
             mode: self.mode,
             allow_tools: None,
             deny_tools: None,
+            trust_workspace: self.trust_workspace,
         }
     }
 }

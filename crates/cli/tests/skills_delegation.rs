@@ -131,6 +131,26 @@ fn the_skills_command_lists_activates_and_explains() {
     assert_eq!(report["narrowed_tools"], json!(["grep", "read"]));
     assert_eq!(report["pre_approved_tools"], json!([]));
 
+    // Trusted for this run: the same skills' allowed-tools pre-approve.
+    let out = env
+        .command(&[
+            "skills",
+            "--workspace",
+            &ws,
+            "--trust-workspace",
+            "--prompt",
+            "/pdf-forms form.pdf",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let trusted: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(trusted["activations"][0]["reason"], "explicit:id");
+    assert_eq!(
+        trusted["pre_approved_tools"],
+        json!(["bash(python3 scripts/fill.py *)", "read"])
+    );
+
     // Text output, without a prompt.
     let out = env
         .command(&["skills", "--workspace", &ws])

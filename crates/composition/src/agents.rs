@@ -42,12 +42,16 @@ impl RunnerState {
     }
 }
 
-/// How far the workspace's skills and agent files are trusted. Until workspace trust is
-/// configurable, every workspace is untrusted: its skills pre-approve nothing and its
-/// profiles may only narrow.
+/// How far the workspace's skills and agent files are trusted: as far as the workspace is
+/// (`[trust] workspaces`, `kun-tools trust`, `--trust-workspace`). Untrusted, its skills
+/// pre-approve nothing and its profiles may only narrow.
 #[must_use]
-pub const fn workspace_standing(_settings: &Settings) -> WorkspaceStanding {
-    WorkspaceStanding::Untrusted
+pub const fn workspace_standing(settings: &Settings) -> WorkspaceStanding {
+    if settings.trust.workspace.is_trusted() {
+        WorkspaceStanding::Trusted
+    } else {
+        WorkspaceStanding::Untrusted
+    }
 }
 
 /// The skills provider for these settings (disabled by `[skills] enabled = false`).

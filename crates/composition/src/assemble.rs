@@ -2,7 +2,7 @@
 
 use crate::ChildRegistryBuilder;
 use crate::agents;
-use crate::config::Settings;
+use crate::config::{ConfigError, Settings};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
 use kun_ports::{
@@ -14,7 +14,7 @@ use kun_registry::read_tracker::InMemoryReadTracker;
 use kun_registry::{
     CapabilityRegistry, CatalogFilters, Host, PlanWhitelist, RegistryError, fingerprint_catalog,
 };
-use kun_sandbox::{SandboxCapabilities, WorkspaceSandbox};
+use kun_sandbox::{ProtectedPaths, SandboxCapabilities, WorkspaceSandbox};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -63,6 +63,9 @@ pub enum AssembleError {
     /// Two providers clash.
     #[error("registry: {0}")]
     Registry(#[from] RegistryError),
+    /// The settings name something that does not exist (an unknown tool in a list).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 /// Everything a front end needs.
@@ -111,7 +114,8 @@ impl std::fmt::Debug for Assembly {
 /// Builds the registries and the host from `settings`.
 ///
 /// # Errors
-/// When hooks, the ledger or the providers cannot be set up.
+/// When hooks, the ledger or the providers cannot be set up, or a tool list names a tool
+/// that does not exist ([`AssembleError::Config`], naming the entry and the closest name).
 pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly, AssembleError> {
     let capabilities = SandboxCapabilities::probe();
     let ledger: Arc<dyn OperationLedger> = match &options.ledger {
@@ -161,6 +165,18 @@ fn builtin_provider(
     Arc::new(BuiltinProvider::new(builtin_options))
 }
 
+/// The guards `write`/`edit` may not change, minus the user's exceptions.
+fn protected_paths(settings: &Settings) -> Result<ProtectedPaths, AssembleError> {
+    let key = "sandbox.protected_path_exceptions";
+    ProtectedPaths::with_exceptions(&settings.sandbox_options.protected_path_exceptions).map_err(
+        |invalid| {
+            AssembleError::Config(
+                settings.error_at(key, format!("`{}`: {}", invalid.entry, invalid.reason)),
+            )
+        },
+    )
+}
+
 /// Settings and kept state → registries, hooks and host.
 fn wire(
     settings: Settings,
@@ -168,7 +184,10 @@ fn wire(
     kept: Kept,
 ) -> Result<Assembly, AssembleError> {
     let confinement = capabilities.confinement();
-    let sandbox = Arc::new(WorkspaceSandbox::for_confinement(confinement.as_ref()));
+    let sandbox = Arc::new(
+        WorkspaceSandbox::for_confinement(confinement.as_ref())
+            .with_protected_paths(protected_paths(&settings)?),
+    );
     let mut filters = CatalogFilters::new(sandbox);
     if let Some(names) = &settings.tools.plan_allow {
         filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));
@@ -206,6 +225,16 @@ fn wire(
     );
     let main_providers: Vec<Arc<dyn ToolProvider>> =
         vec![kept.builtin.clone(), skills.clone(), delegation.clone()];
+    // Lists may name the skills and delegation tools even while their provider is off.
+    let registered = main_providers
+        .iter()
+        .flat_map(|provider| provider.tools())
+        .map(|tool| tool.spec().name.clone())
+        .chain([kun_skills::LOAD_SKILL, kun_delegation::DELEGATE_TASK].map(str::to_owned));
+    crate::lists::check(
+        &settings,
+        &crate::lists::KnownNames::new(registered, &settings),
+    )?;
     let registry = Arc::new(CapabilityRegistry::with_providers(filters, main_providers)?);
     let host = Host::builder(Arc::clone(&registry))
         .hooks(hooks)

@@ -16,6 +16,7 @@ mod agents;
 mod assemble;
 mod child;
 pub mod config;
+mod lists;
 mod mcp;
 
 pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assemble};
