@@ -194,9 +194,14 @@ fn wire(
     }
     let standing = agents::workspace_standing(&settings);
     let skills = agents::skills_provider(&settings, standing);
+    let memory = crate::memory_provider(&settings);
+    let (web, web_search) = crate::web_providers(&settings);
     let mut child = ChildRegistryBuilder::default();
     child.add(Arc::clone(&kept.builtin));
     child.add(Arc::clone(&skills));
+    child.add(Arc::clone(&memory));
+    child.add(Arc::clone(&web));
+    child.add(Arc::clone(&web_search));
     let child_registry = Arc::new(CapabilityRegistry::with_providers(
         filters.clone(),
         child.into_providers(),
@@ -223,8 +228,14 @@ fn wire(
         runner,
         child_host.clone(),
     );
-    let main_providers: Vec<Arc<dyn ToolProvider>> =
-        vec![kept.builtin.clone(), skills.clone(), delegation.clone()];
+    let main_providers: Vec<Arc<dyn ToolProvider>> = vec![
+        kept.builtin.clone(),
+        skills.clone(),
+        delegation.clone(),
+        memory,
+        web,
+        web_search,
+    ];
     // Lists may name the skills and delegation tools even while their provider is off.
     let registered = main_providers
         .iter()

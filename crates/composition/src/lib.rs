@@ -18,6 +18,7 @@ mod child;
 pub mod config;
 mod lists;
 mod mcp;
+mod memory_web;
 
 pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assemble};
 
@@ -25,3 +26,4 @@ pub use agents::{RunnerState, workspace_standing};
 pub use child::ChildRegistryBuilder;
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
 pub use mcp::{McpAttachment, attach_mcp, search_settings, server_config, server_configs};
+pub use memory_web::{memory_provider, memory_status, web_providers, web_status};

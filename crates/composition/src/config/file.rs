@@ -228,4 +228,8 @@ pub struct ConfigFile {
     pub skills: Option<super::agents::SkillsTable>,
     /// `[delegation]`.
     pub delegation: Option<super::agents::DelegationTable>,
+    /// `[memory]`.
+    pub memory: Option<super::MemoryTable>,
+    /// `[web]` (and `[web.search]`).
+    pub web: Option<super::WebTable>,
 }

@@ -17,6 +17,7 @@ mod effective;
 mod error;
 mod file;
 mod mcp_json;
+mod memory_web;
 pub mod narrowing;
 mod sections;
 pub mod trust;
@@ -33,6 +34,7 @@ pub use file::{
     ShellTable, StructuredContent, ToolsTable, TrustScope, TrustTable,
 };
 pub use mcp_json::read_mcp_json;
+pub use memory_web::{MemorySettings, MemoryTable, WebSearchTable, WebSettings, WebTable};
 pub use narrowing::{Authority, Ignored, RULES, Rule};
 pub use sections::{
     DEFAULT_MAX_TOOL_NAME_LENGTH, SandboxOptions, ServeSettings, ShellSettings, TrustSettings,
@@ -227,6 +229,10 @@ pub struct Settings {
     pub skills: SkillsTable,
     /// `[delegation]`.
     pub delegation: DelegationTable,
+    /// `[memory]`.
+    pub memory: MemorySettings,
+    /// `[web]` and `[web.search]`.
+    pub web: WebSettings,
     /// Where each value came from, by dotted key.
     pub sources: BTreeMap<String, Source>,
 }
@@ -253,6 +259,8 @@ impl Settings {
             ignored: Vec::new(),
             skills: SkillsTable::default(),
             delegation: DelegationTable::default(),
+            memory: MemorySettings::default(),
+            web: WebSettings::default(),
             sources: BTreeMap::new(),
         }
     }

@@ -6,11 +6,11 @@
 //! | rule | an untrusted workspace may | keys |
 //! |---|---|---|
 //! | [`Rule::Stricter`] | choose a stricter value (orders below) | `sandbox`, `approval`, `mode`, `approval_fallback` |
-//! | [`Rule::Lower`] | lower the number | `limits.*`, `serve.max_tool_name_length`, `delegation.max_parallel`, `delegation.max_turns`, `delegation.openai.timeout_seconds` |
-//! | [`Rule::OnlyOff`] | turn it off | `sandbox.network`, `skills.enabled` |
+//! | [`Rule::Lower`] | lower the number | `limits.*`, `serve.max_tool_name_length`, `delegation.max_parallel`, `delegation.max_turns`, `delegation.openai.timeout_seconds`, `web.timeout_seconds`, `web.max_bytes` |
+//! | [`Rule::OnlyOff`] | turn it off | `sandbox.network`, `skills.enabled`, `web.allow_private_addresses` |
 //! | [`Rule::Add`] | add entries | `tools.deny`, `skills.disabled` |
 //! | [`Rule::Intersect`] | remove entries (its list is intersected with the one in effect) | `tools.allow`, `tools.plan_allow`, `shell.env`, `serve.allowed_origins` |
-//! | [`Rule::UserOnly`] | nothing (a trusted workspace neither) | `trust.*`, `sandbox.protected_path_exceptions`, `delegation.openai.base_url`, `delegation.openai.model`, `delegation.openai.api_key_env` (a repository must not send your key to its own server) |
+//! | [`Rule::UserOnly`] | nothing (a trusted workspace neither) | `trust.*`, `sandbox.protected_path_exceptions`, `delegation.openai.base_url`, `delegation.openai.model`, `delegation.openai.api_key_env`, `memory.path`, `web.user_agent`, `web.search` (a repository must not send your key to its own server, nor move your memory file) |
 //! | [`Rule::Presentation`] | anything: it changes how results look, not what runs | `mcp.*`, `serve.structured_content` |
 //! | [`Rule::HooksDropped`] | nothing: its hooks do not run | `hooks` |
 //! | [`Rule::ServersRefused`] | define servers that do not start unless pinned | `mcp_servers` |
@@ -33,6 +33,7 @@ use super::file::{
     ApprovalFallback, ConfigFile, LimitsTable, McpTable, SandboxTable, ServeTable, ShellTable,
     ToolsTable, TrustTable,
 };
+use super::memory_web::{MemoryTable, WebTable};
 use super::{ConfigError, Settings, Source, hooks_from_toml};
 use kun_hooks::HooksConfig;
 use kun_ports::{ApprovalPolicy, HookPhase, SandboxMode, ThreadMode};
@@ -134,6 +135,12 @@ pub const RULES: &[(&str, Rule)] = &[
     ("delegation.openai.model", Rule::UserOnly),
     ("delegation.openai.api_key_env", Rule::UserOnly),
     ("delegation.openai.timeout_seconds", Rule::Lower),
+    ("memory.path", Rule::UserOnly),
+    ("web.allow_private_addresses", Rule::OnlyOff),
+    ("web.timeout_seconds", Rule::Lower),
+    ("web.max_bytes", Rule::Lower),
+    ("web.user_agent", Rule::UserOnly),
+    ("web.search", Rule::UserOnly),
 ];
 
 /// The rule of a dotted key: the longest entry of [`RULES`] that is the key or a table
@@ -472,7 +479,10 @@ impl Settings {
             serve,
             skills,
             delegation,
+            memory,
+            web,
         } = file;
+        let search_config = super::memory_web::check_web(web.as_ref(), path, text)?;
         let hooks = hooks
             .map(|table| hooks_from_toml(table, path, text))
             .transpose()?;
@@ -664,6 +674,45 @@ impl Settings {
             timeout_seconds,
             super::DEFAULT_TIMEOUT_SECONDS,
         );
+
+        let MemoryTable { path: memory_file } = memory.unwrap_or_default();
+        let memory_settings = &mut self.memory;
+        m.user_only("memory.path", memory_file, |file| {
+            memory_settings.path = Some(super::memory_web::memory_path(path, file));
+        });
+        let WebTable {
+            allow_private_addresses,
+            timeout_seconds,
+            user_agent,
+            max_bytes,
+            search,
+        } = web.unwrap_or_default();
+        let mut private = Some(self.web.allow_private_addresses);
+        m.only_off(
+            "web.allow_private_addresses",
+            &mut private,
+            allow_private_addresses,
+        );
+        self.web.allow_private_addresses = private.unwrap_or(false);
+        m.lower(
+            "web.timeout_seconds",
+            &mut self.web.timeout_seconds,
+            timeout_seconds,
+            u32::try_from(kun_web::FetchOptions::default().timeout.as_secs()).unwrap_or(30),
+        );
+        m.lower(
+            "web.max_bytes",
+            &mut self.web.max_bytes,
+            max_bytes,
+            u32::try_from(kun_web::DEFAULT_MAX_BYTES).unwrap_or(u32::MAX),
+        );
+        let web_settings = &mut self.web;
+        m.user_only("web.user_agent", user_agent, |agent| {
+            web_settings.user_agent = Some(agent);
+        });
+        m.user_only("web.search", search, |_| {
+            web_settings.search = search_config;
+        });
 
         if let Some(layer) = hooks {
             m.hooks(&layer, &mut self.hooks);
