@@ -44,6 +44,38 @@ pub struct ToolSpec {
     pub model_advertised: bool,
     /// It only asks the user something: exempt from the sandbox and approval gates.
     pub user_interaction: bool,
+    /// What the tool is to the gates that treat some tools specially (plan mode, the
+    /// design-quality hook): declared by the tool, never guessed from its name.
+    pub role: ToolRole,
+}
+
+/// A tool's role for the gates that single out some tools: a typed marker the tool sets on
+/// its own spec, so no gate recognises a tool by its name.
+///
+/// | role | set by | read by |
+/// |---|---|---|
+/// | `general` | every other tool (the default) | — |
+/// | `file_editor` | `write`, `edit`: they write a file the model names, whole or in part | the design-quality hook (reviews the written file) |
+/// | `plan_writer` | `create_plan`: it writes only the reserved plan file | pipeline step 8 (the one file change a planning turn may run) |
+///
+/// ```
+/// use kun_ports::{ToolKind, ToolRole, ToolSpec};
+/// let spec = ToolSpec::new("write", "Writes a file.", serde_json::json!({"type": "object"}))
+///     .with_kind(ToolKind::FileChange)
+///     .with_role(ToolRole::FileEditor);
+/// assert_eq!(spec.role, ToolRole::FileEditor);
+/// assert_eq!(ToolSpec::new("x", "", serde_json::json!({})).role, ToolRole::General);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolRole {
+    /// Nothing special.
+    #[default]
+    General,
+    /// Writes (or edits) a workspace file the model names.
+    FileEditor,
+    /// Writes only the reserved plan file; exempt from the plan-mode write block.
+    PlanWriter,
 }
 
 impl ToolSpec {
@@ -72,6 +104,7 @@ impl ToolSpec {
             side_effect: SideEffect::Unknown,
             model_advertised: true,
             user_interaction: false,
+            role: ToolRole::General,
         }
     }
 
@@ -114,6 +147,13 @@ impl ToolSpec {
     #[must_use]
     pub const fn user_interaction(mut self) -> Self {
         self.user_interaction = true;
+        self
+    }
+
+    /// Sets the role (see [`ToolRole`]).
+    #[must_use]
+    pub const fn with_role(mut self, role: ToolRole) -> Self {
+        self.role = role;
         self
     }
 }

@@ -68,6 +68,7 @@ pub(crate) async fn pre_tool_use(
         turn: hook_turn(ctx),
         call_id: call_id.to_owned(),
         tool_name: tool.name().to_owned(),
+        role: tool.spec().role,
         arguments,
     };
     let outcome = match runner.pre_tool_use(&call).await {
@@ -111,6 +112,7 @@ pub(crate) async fn pre_tool_use(
 pub(crate) async fn post_tool_use(
     hooks: &HookSet,
     ctx: &ToolHostContext,
+    tool: &ToolDescriptor,
     operation: &OperationKey,
     after: &mut AfterRun,
     result: ToolResult,
@@ -121,6 +123,7 @@ pub(crate) async fn post_tool_use(
     run_post(
         runner,
         ctx,
+        tool,
         operation,
         after.arguments.as_ref(),
         result,
@@ -132,6 +135,7 @@ pub(crate) async fn post_tool_use(
 async fn run_post(
     runner: &Arc<dyn HookRunner>,
     ctx: &ToolHostContext,
+    tool: &ToolDescriptor,
     operation: &OperationKey,
     arguments: Option<&Value>,
     result: ToolResult,
@@ -141,6 +145,7 @@ async fn run_post(
         turn: hook_turn(ctx),
         call_id: operation.call_id.clone(),
         tool_name: operation.tool_name.clone(),
+        role: tool.spec().role,
         arguments: arguments.cloned().unwrap_or(Value::Null),
     };
     match runner.post_tool_use(&call, result).await {
