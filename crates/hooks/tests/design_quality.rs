@@ -150,10 +150,7 @@ async fn other_tools_files_errors_and_missing_files_are_skipped_quietly() {
     }
     let failed = ToolResult::tool_error("disk full");
     let outcome = engine
-        .post_tool_use(
-            &editor(json!({"path": "src/landing.html"})),
-            failed.clone(),
-        )
+        .post_tool_use(&editor(json!({"path": "src/landing.html"})), failed.clone())
         .await
         .unwrap();
     assert_eq!(outcome.result, failed);

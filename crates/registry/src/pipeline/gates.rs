@@ -59,7 +59,9 @@ pub(crate) fn plan_mode_block(
     ctx: &ToolHostContext,
 ) -> ControlFlow<ToolResult> {
     let spec = tool.spec();
-    if ctx.is_plan_context() && spec.kind == ToolKind::FileChange && spec.role != ToolRole::PlanWriter
+    if ctx.is_plan_context()
+        && spec.kind == ToolKind::FileChange
+        && spec.role != ToolRole::PlanWriter
     {
         return ControlFlow::Break(ToolResult::failure(
             ErrorCode::PlanModeWriteBlocked,
