@@ -164,6 +164,9 @@ async fn errors_from_the_server_are_results() {
         .unwrap();
     assert!(failed.is_error);
     assert_eq!(failed.error_message(), Some("this tool always fails"));
+    // An `isError` answer carries a code like every error result, and the server's words.
+    assert_eq!(failed.error_code(), Some("tool_execution_failed"));
+    assert_eq!(failed.model_text(), "this tool always fails");
 
     let bad = host
         .execute(
@@ -173,7 +176,11 @@ async fn errors_from_the_server_are_results() {
         .await
         .unwrap();
     assert!(bad.is_error, "{bad:?}");
-    assert!(bad.output.to_string().contains("text"), "{bad:?}");
+    assert!(
+        bad.error_message()
+            .is_some_and(|m| m.contains("expected a string")),
+        "{bad:?}"
+    );
 
     let not_object = host
         .execute(ToolCall::new("c3", "mcp_fixture_echo", json!(["x"])), &ctx)

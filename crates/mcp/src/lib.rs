@@ -48,6 +48,7 @@ pub mod access;
 pub mod annotations;
 mod config;
 mod connection;
+mod content;
 mod link;
 mod manager;
 pub mod naming;
