@@ -21,4 +21,7 @@ pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assem
 
 pub use child::ChildRegistryBuilder;
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
-pub use mcp::{McpAttachment, attach_mcp, search_settings, server_config, server_configs};
+pub use mcp::{
+    DEFAULT_MCP_NAME_LENGTH, McpAttachment, attach_mcp, mcp_name_limit, search_settings,
+    server_config, server_configs,
+};

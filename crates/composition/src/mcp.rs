@@ -5,6 +5,7 @@
 
 use crate::Assembly;
 use crate::config::{ConfigError, McpServerEntry, Settings, TrustScope};
+use kun_mcp::naming::NameLimit;
 use kun_mcp::{
     McpCatalog, McpManager, McpServerConfig, SearchMode, SearchSettings, TransportConfig,
 };
@@ -171,6 +172,30 @@ pub fn search_settings(settings: &Settings) -> Result<SearchSettings, ConfigErro
     Ok(search)
 }
 
+/// The longest MCP tool name when `[serve] max_tool_name_length` is not set: Claude Code and
+/// Codex name a tool `mcp__<server>__<tool>`, model APIs stop at 64, and `kun` takes 10.
+pub const DEFAULT_MCP_NAME_LENGTH: usize = 54;
+
+/// The cap on MCP tool names, `[serve] max_tool_name_length`. Every front end (`serve`,
+/// `catalog`, `call`, `doctor`) names MCP tools the same way, so a name `serve` advertises is
+/// the name `call` accepts.
+///
+/// Wiring point: `[serve]` is being added to `Settings` on another branch; until it lands
+/// this is [`DEFAULT_MCP_NAME_LENGTH`], and this is the one place to read
+/// `settings.serve.max_tool_name_length` from.
+///
+/// # Errors
+/// A length outside 24..=64.
+pub fn mcp_name_limit(settings: &Settings) -> Result<NameLimit, ConfigError> {
+    NameLimit::new(DEFAULT_MCP_NAME_LENGTH).map_err(|err| {
+        config_error(
+            settings,
+            "serve.max_tool_name_length".to_owned(),
+            err.to_string(),
+        )
+    })
+}
+
 /// Every configured server, in name order.
 ///
 /// # Errors
@@ -226,6 +251,7 @@ pub async fn attach_mcp(assembly: &Assembly) -> Result<Option<McpAttachment>, Co
     let manager = McpManager::builder()
         .servers(servers)
         .search(search)
+        .name_limit(mcp_name_limit(settings)?)
         .workspace(settings.workspace.clone())
         .sanitizer(Arc::new(kun_builtin_tools::sanitize_schema))
         .start()

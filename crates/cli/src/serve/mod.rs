@@ -11,6 +11,7 @@ pub mod convert;
 pub mod elicit;
 pub mod http;
 pub mod live;
+pub mod options;
 pub mod session;
 
 use crate::Outcome;
