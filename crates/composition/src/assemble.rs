@@ -1,7 +1,7 @@
 //! Settings → providers → main and child registries → host.
 
-use crate::ChildRegistryBuilder;
 use crate::config::Settings;
+use crate::{ChildRegistry, ChildRegistryBuilder};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
 use kun_ports::{
@@ -70,8 +70,9 @@ pub struct Assembly {
     pub settings: Settings,
     /// The main registry.
     pub registry: Arc<CapabilityRegistry>,
-    /// The child registry (delegable providers only).
-    pub child_registry: Arc<CapabilityRegistry>,
+    /// The child registry: [`Delegable`](kun_ports::Delegable) providers only, at every
+    /// entrance.
+    pub child_registry: ChildRegistry,
     /// The host: catalog and pipeline.
     pub host: Arc<Host>,
     /// The OS confinement tier commands run under.
@@ -171,10 +172,7 @@ fn wire(
         filters.clone(),
         main_providers,
     )?);
-    let child_registry = Arc::new(CapabilityRegistry::with_providers(
-        filters,
-        child.into_providers(),
-    )?);
+    let child_registry = ChildRegistry::with_providers(filters, child)?;
     let hooks = HookEngine::builder()
         .config(settings.hooks.clone())
         .builtin(BuiltinHook::DesignQuality)

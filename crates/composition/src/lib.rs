@@ -19,7 +19,7 @@ mod mcp;
 
 pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assemble};
 
-pub use child::ChildRegistryBuilder;
+pub use child::{ChildRegistry, ChildRegistryBuilder};
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
 pub use mcp::{
     DEFAULT_MCP_NAME_LENGTH, McpAttachment, attach_mcp, mcp_name_limit, search_settings,

@@ -373,3 +373,41 @@ async fn bad_configuration_starts_nothing() {
         "{err}"
     );
 }
+
+/// Every provider the manager publishes honours the provider contract: a connected server
+/// (non-ASCII and awkward tool names included), one that is off, one that cannot start, and
+/// the search gateway both off (direct mode) and on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_mcp_provider_honours_the_provider_contract() {
+    let missing = McpServerConfig::stdio("missing", "/nonexistent/kun-mcp-no-such-server")
+        .with_reconnect(kun_mcp::ReconnectPolicy {
+            max_attempts: 0,
+            ..kun_mcp::ReconnectPolicy::default()
+        });
+    let servers = || {
+        vec![
+            fixture("fixture"),
+            fixture("off").enabled(false),
+            missing.clone(),
+        ]
+    };
+    let searching = SearchSettings {
+        mode: SearchMode::Search,
+        ..SearchSettings::default()
+    };
+    for search in [direct(), searching] {
+        let manager = start(servers(), search).await;
+        let providers = manager.providers();
+        let ids: Vec<&str> = providers.iter().map(|p| p.id()).collect();
+        assert_eq!(
+            ids,
+            ["mcp:fixture", "mcp:off", "mcp:missing", "mcp:search"],
+            "{search:?}"
+        );
+        assert!(!providers[0].tools().is_empty());
+        for provider in &providers {
+            kun_ports::testkit::tool_provider_contract(provider.as_ref());
+        }
+        manager.shutdown().await;
+    }
+}
