@@ -110,7 +110,11 @@ fn awkward_schemas_come_out_clean() {
             .unwrap()
         })
         .collect();
-    assert!(tools.len() >= 12);
+    let count = tools.len();
+    assert!(
+        count >= 12,
+        "the awkward-schema corpus has only {count} cases"
+    );
     let records = records_for_server(
         "awkward",
         "awkward",
@@ -118,6 +122,7 @@ fn awkward_schemas_come_out_clean() {
         &real_sanitizer(),
         NameLimit::default(),
     );
+    assert_eq!(records.len(), count, "every awkward tool is named and kept");
     for record in &records {
         check_root(&record.name, &record.input_schema);
     }
@@ -159,7 +164,13 @@ fn awkward_schemas_come_out_clean() {
 
 #[test]
 fn every_corpus_schema_comes_out_clean() {
-    for record in corpus_records() {
+    let records = corpus_records();
+    assert!(
+        records.len() >= 100,
+        "the corpus has only {} tools",
+        records.len()
+    );
+    for record in records {
         check_root(&record.name, &record.input_schema);
     }
 }
