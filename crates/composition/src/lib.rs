@@ -12,6 +12,9 @@
 //!   (the ledger, the read tracker, the confinement probe, and the built-in provider while the
 //!   limits are unchanged).
 
+// The README is compiled as doctests, so its examples cannot rot.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 mod assemble;
 mod child;
 pub mod config;

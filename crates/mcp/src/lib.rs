@@ -44,6 +44,9 @@
 //! # Ok(()) }
 //! ```
 
+// The README is compiled as doctests, so its examples cannot rot.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 pub mod access;
 pub mod annotations;
 mod config;
