@@ -9,8 +9,9 @@
 //!   exponential backoff), and publishes one [`McpProvider`] per server (`mcp:<server>`) plus
 //!   the search gateway (`mcp:search`) through a watch channel; [`ServerStatus`] per server
 //!   for diagnostics (`kun-tools doctor`).
-//! * [`naming`] — `mcp_<server>_<tool>` in `[a-z0-9_]`, at most 64 characters, hash suffixes
-//!   for over-long, lossy or colliding names, and an exact reverse map.
+//! * [`naming`] — `mcp_<server>_<tool>` in `[a-z0-9_]`, at most a [`naming::NameLimit`] long
+//!   (64 by default), hash suffixes for over-long, lossy or colliding names, and an exact
+//!   reverse map.
 //! * [`access`] — visibility (`workspace_roots`) and trust (`trust_scope`,
 //!   `trusted_workspace_roots`), checked when listing and again when calling.
 //! * [`annotations`] — MCP annotations → policy, kind and side effect (read-only ∧ closed
