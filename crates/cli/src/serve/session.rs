@@ -184,12 +184,15 @@ impl ServerHandler for Session {
         Ok(ListToolsResult::with_all_items(advertised))
     }
 
+    // The methods `serve` does not offer answer `-32601` naming the method (rmcp's defaults
+    // give only the method name).
+
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        self.not_offered::<_, ListPromptsRequestMethod>()
+        Err(unsupported::<ListPromptsRequestMethod>())
     }
 
     async fn get_prompt(
@@ -197,7 +200,7 @@ impl ServerHandler for Session {
         _request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.not_offered::<_, GetPromptRequestMethod>()
+        Err(unsupported::<GetPromptRequestMethod>())
     }
 
     async fn list_resources(
@@ -205,7 +208,7 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.not_offered::<_, ListResourcesRequestMethod>()
+        Err(unsupported::<ListResourcesRequestMethod>())
     }
 
     async fn list_resource_templates(
@@ -213,7 +216,7 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.not_offered::<_, ListResourceTemplatesRequestMethod>()
+        Err(unsupported::<ListResourceTemplatesRequestMethod>())
     }
 
     async fn read_resource(
@@ -221,7 +224,7 @@ impl ServerHandler for Session {
         _request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.not_offered::<_, ReadResourceRequestMethod>()
+        Err(unsupported::<ReadResourceRequestMethod>())
     }
 
     async fn subscribe(
@@ -229,7 +232,7 @@ impl ServerHandler for Session {
         _request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.not_offered::<_, SubscribeRequestMethod>()
+        Err(unsupported::<SubscribeRequestMethod>())
     }
 
     async fn unsubscribe(
@@ -237,7 +240,7 @@ impl ServerHandler for Session {
         _request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.not_offered::<_, UnsubscribeRequestMethod>()
+        Err(unsupported::<UnsubscribeRequestMethod>())
     }
 
     async fn complete(
@@ -245,7 +248,7 @@ impl ServerHandler for Session {
         _request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.not_offered::<_, CompleteRequestMethod>()
+        Err(unsupported::<CompleteRequestMethod>())
     }
 
     async fn on_custom_request(
@@ -297,15 +300,6 @@ impl ServerHandler for Session {
             .into()),
             Err(err) => Err(convert::host_error(&err)),
         }
-    }
-}
-
-/// The methods `serve` does not offer answer `-32601` naming the method (rmcp's defaults
-/// give only the method name).
-impl Session {
-    fn not_offered<T, M: rmcp::model::ConstString>(&self) -> Result<T, ErrorData> {
-        let _ = self;
-        Err(unsupported::<M>())
     }
 }
 
