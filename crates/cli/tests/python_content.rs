@@ -38,14 +38,15 @@ fn tools() -> Option<(PathBuf, PathBuf, PathBuf)> {
     Some((python, time, everything))
 }
 
-/// A `--config` file with both servers; server-everything under a long key, so some of its
-/// names have to be shortened to fit 54 characters.
-fn servers_config(env: &Env, time: &Path, everything: &Path) -> String {
+/// A `--config` file with `serve` (a `[serve]` table, or nothing) and both servers;
+/// server-everything under a long key, so some of its names have to be shortened to fit 54
+/// characters.
+fn servers_config(env: &Env, serve: &str, time: &Path, everything: &Path) -> String {
     let path = env.dir.path().join("servers.toml");
     std::fs::write(
         &path,
         format!(
-            "[mcp_servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n\n\
+            "{serve}\n[mcp_servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n\n\
              [mcp_servers.everything-server-for-long-names]\ncommand = {:?}\n",
             time.to_string_lossy(),
             everything.to_string_lossy()
@@ -55,12 +56,13 @@ fn servers_config(env: &Env, time: &Path, everything: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-fn scenario(name: &str, client_name: Option<&str>) {
+/// Runs `name` as a client called `client_name` against `serve` with `[serve]` = `serve`.
+fn scenario_with(serve: &str, name: &str, client_name: Option<&str>) {
     let Some((python, time, everything)) = tools() else {
         return;
     };
     let env = Env::new();
-    let config = servers_config(&env, &time, &everything);
+    let config = servers_config(&env, serve, &time, &everything);
     let ws = env.ws_arg();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/serve_content.py");
     let mut cmd = Command::new(python);
@@ -83,6 +85,10 @@ fn scenario(name: &str, client_name: Option<&str>) {
     assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("ok {name}")));
 }
 
+fn scenario(name: &str, client_name: Option<&str>) {
+    scenario_with("", name, client_name);
+}
+
 #[test]
 fn an_sdk_client_gets_output_schemas_and_structured_content_that_validate() {
     scenario("structured", None);
@@ -101,4 +107,22 @@ fn claude_code_gets_the_rendering_only() {
 #[test]
 fn codex_gets_the_rendering_only() {
     scenario("text-only", Some("codex-mcp-client"));
+}
+
+#[test]
+fn never_leaves_the_structured_parts_out_for_everyone() {
+    scenario_with(
+        "[serve]\nstructured_content = \"never\"\n",
+        "text-only",
+        None,
+    );
+}
+
+#[test]
+fn always_sends_them_even_to_claude_code() {
+    scenario_with(
+        "[serve]\nstructured_content = \"always\"\n",
+        "structured",
+        Some("claude-code"),
+    );
 }

@@ -40,7 +40,12 @@ fn time() -> Option<PathBuf> {
 
 /// Writes a `--config` file with these `[mcp_servers.KEY] command = …` entries.
 fn config(env: &Env, servers: &[(&str, &PathBuf, &[&str])]) -> String {
-    let mut text = String::new();
+    config_with(env, "", servers)
+}
+
+/// The same, after `head` (a `[serve]` table).
+fn config_with(env: &Env, head: &str, servers: &[(&str, &PathBuf, &[&str])]) -> String {
+    let mut text = format!("{head}\n");
     for (key, command, args) in servers {
         text.push_str(&format!(
             "[mcp_servers.{key}]\ncommand = {:?}\nargs = {:?}\n\n",
@@ -185,6 +190,72 @@ async fn the_structured_parts_follow_the_client_name() {
         assert!(!text(&missing).is_empty());
         session.cancel().await.unwrap();
     }
+
+    // `always` and `never` decide for every client.
+    let time_server: &[(&str, &PathBuf, &[&str])] =
+        &[("time", &time, &["--local-timezone", "UTC"])];
+    for (mode, client, sent) in [
+        ("always", "claude-code", true),
+        ("never", "serve-test", false),
+        ("never", "codex-mcp-client", false),
+    ] {
+        let head = format!("[serve]\nstructured_content = \"{mode}\"\n");
+        let config = config_with(&env, &head, time_server);
+        let session = stdio(
+            &env,
+            &["--config", &config],
+            Client::default().named(client),
+        )
+        .await;
+        let listed = tools(&session).await;
+        let tool = listed.iter().find(|t| t.name == tool_name).unwrap();
+        assert_eq!(tool.output_schema.is_some(), sent, "{mode} {client}");
+        let now = call(&session, tool_name, json!({"timezone": "UTC"}))
+            .await
+            .unwrap();
+        assert_eq!(now.structured_content.is_some(), sent, "{mode} {client}");
+        if sent {
+            contract(tool, &now);
+        }
+        session.cancel().await.unwrap();
+    }
+}
+
+/// `[serve] max_tool_name_length` lowers the cap: MCP names are cut to fit it and every
+/// advertised name is within it; a name that fits stays as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lower_name_cap_is_kept_by_every_name() {
+    let Some(everything) = everything() else {
+        return;
+    };
+    let env = Env::new();
+    let config = config_with(
+        &env,
+        "[serve]\nmax_tool_name_length = 32\n",
+        &[("everything", &everything, &[])],
+    );
+    let session = stdio(&env, &["--config", &config], Client::asking()).await;
+    let all = names(&tools(&session).await);
+    for name in &all {
+        assert!(name.len() <= 32, "{name} is {} long", name.len());
+    }
+    assert!(all.contains(&"mcp_everything_echo".to_owned()), "{all:?}");
+    assert!(all.contains(&"background_shell".to_owned()), "{all:?}");
+    let image = all
+        .iter()
+        .find(|n| n.starts_with("mcp_everything_get_tiny"))
+        .unwrap_or_else(|| panic!("{all:?}"));
+    assert_eq!(
+        image.len(),
+        32,
+        "mcp_everything_get_tiny_image is 33: cut to 32"
+    );
+    let result = call(&session, image, json!({})).await.unwrap();
+    assert!(
+        result.content.iter().any(|b| b.as_image().is_some()),
+        "{result:?}"
+    );
+    session.cancel().await.unwrap();
 }
 
 /// One JSON-RPC exchange over a raw stdio pipe: what any client (and its stderr pane) sees.

@@ -1,6 +1,6 @@
 //! Settings → providers → main and child registries → host.
 
-use crate::config::Settings;
+use crate::config::{ConfigError, Settings};
 use crate::{ChildRegistry, ChildRegistryBuilder};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
@@ -62,6 +62,9 @@ pub enum AssembleError {
     /// Two providers clash.
     #[error("registry: {0}")]
     Registry(#[from] RegistryError),
+    /// The settings name something that does not exist (an unknown tool in a list).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 /// Everything a front end needs.
@@ -103,7 +106,8 @@ impl std::fmt::Debug for Assembly {
 /// Builds the registries and the host from `settings`.
 ///
 /// # Errors
-/// When hooks, the ledger or the providers cannot be set up.
+/// When hooks, the ledger or the providers cannot be set up, or a tool list names a tool
+/// that does not exist ([`AssembleError::Config`], naming the entry and the closest name).
 pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly, AssembleError> {
     let capabilities = SandboxCapabilities::probe();
     let ledger: Arc<dyn OperationLedger> = match &options.ledger {
@@ -166,6 +170,14 @@ fn wire(
         filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));
     }
     let main_providers: Vec<Arc<dyn ToolProvider>> = vec![kept.builtin.clone()];
+    let registered = main_providers
+        .iter()
+        .flat_map(|provider| provider.tools())
+        .map(|tool| tool.spec().name.clone());
+    crate::lists::check(
+        &settings,
+        &crate::lists::KnownNames::new(registered, &settings),
+    )?;
     let mut child = ChildRegistryBuilder::default();
     child.add(Arc::clone(&kept.builtin));
     let registry = Arc::new(CapabilityRegistry::with_providers(

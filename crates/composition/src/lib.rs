@@ -18,6 +18,7 @@
 mod assemble;
 mod child;
 pub mod config;
+mod lists;
 mod mcp;
 
 pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assemble};
@@ -25,6 +26,5 @@ pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assem
 pub use child::{ChildRegistry, ChildRegistryBuilder};
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
 pub use mcp::{
-    DEFAULT_MCP_NAME_LENGTH, McpAttachment, attach_mcp, mcp_name_limit, search_settings,
-    server_config, server_configs,
+    McpAttachment, attach_mcp, mcp_name_limit, search_settings, server_config, server_configs,
 };

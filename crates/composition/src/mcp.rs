@@ -4,7 +4,7 @@
 //! reconnected server is never registered twice). The child registry takes them as
 //! `McpProvider`s, which implement `Delegable`: there is no type-erased way in.
 
-use crate::config::{ConfigError, McpServerEntry, Settings, TrustScope};
+use crate::config::{ConfigError, McpServerEntry, Settings};
 use crate::{Assembly, ChildRegistry};
 use kun_mcp::naming::NameLimit;
 use kun_mcp::{
@@ -82,7 +82,8 @@ fn absolute(base: &Path, path: &Path) -> PathBuf {
     }
 }
 
-/// One configured server as a `kun-mcp` configuration.
+/// One configured server as a `kun-mcp` configuration; `defined_by` follows the layer it came
+/// from, and kun-mcp decides from it whether the server may start.
 ///
 /// # Errors
 /// A server with neither `command` nor `url`, or with both.
@@ -123,10 +124,8 @@ pub fn server_config(
     };
     let mut config = McpServerConfig::with_transport(name, transport);
     config.enabled = entry.enabled.unwrap_or(true);
-    config.trust_scope = match entry.trust_scope {
-        TrustScope::User => kun_mcp::TrustScope::User,
-        TrustScope::Workspace => kun_mcp::TrustScope::Workspace,
-    };
+    config.defined_by = settings.defined_by(name);
+    config.trust_scope = entry.trust_scope;
     config.trusted_workspace_roots = entry
         .trusted_workspace_roots
         .iter()
@@ -169,22 +168,16 @@ pub fn search_settings(settings: &Settings) -> Result<SearchSettings, ConfigErro
     Ok(search)
 }
 
-/// The longest MCP tool name when `[serve] max_tool_name_length` is not set: Claude Code and
-/// Codex name a tool `mcp__<server>__<tool>`, model APIs stop at 64, and `kun` takes 10.
-pub const DEFAULT_MCP_NAME_LENGTH: usize = 54;
-
-/// The cap on MCP tool names, `[serve] max_tool_name_length`. Every front end (`serve`,
-/// `catalog`, `call`, `doctor`) names MCP tools the same way, so a name `serve` advertises is
-/// the name `call` accepts.
-///
-/// Wiring point: `[serve]` is being added to `Settings` on another branch; until it lands
-/// this is [`DEFAULT_MCP_NAME_LENGTH`], and this is the one place to read
-/// `settings.serve.max_tool_name_length` from.
+/// The cap on MCP tool names: `[serve] max_tool_name_length` (54 unless configured: Claude
+/// Code and Codex name a tool `mcp__<server>__<tool>`, model APIs stop at 64, and `kun`
+/// takes 10). Every front end (`serve`, `catalog`, `call`, `doctor`) names MCP tools the same
+/// way, so a name `serve` advertises is the name `call` accepts.
 ///
 /// # Errors
-/// A length outside 24..=64.
+/// A length outside 24..=64 (the configuration layer refuses those already).
 pub fn mcp_name_limit(settings: &Settings) -> Result<NameLimit, ConfigError> {
-    NameLimit::new(DEFAULT_MCP_NAME_LENGTH).map_err(|err| {
+    let length = usize::try_from(settings.serve.max_tool_name_length).unwrap_or(usize::MAX);
+    NameLimit::new(length).map_err(|err| {
         config_error(
             settings,
             "serve.max_tool_name_length".to_owned(),
@@ -268,6 +261,7 @@ pub async fn attach_mcp(assembly: &Assembly) -> Result<Option<McpAttachment>, Co
         .search(search)
         .name_limit(mcp_name_limit(settings)?)
         .workspace(settings.workspace.clone())
+        .trust(settings.mcp_trust())
         .sanitizer(Arc::new(kun_builtin_tools::sanitize_schema))
         .start()
         .await

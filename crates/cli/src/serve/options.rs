@@ -22,32 +22,11 @@
 //! over 64 characters (the session breaks); with the server key `kun` the prefix takes 10.
 
 use kun_composition::Settings;
+use kun_composition::config::StructuredContent;
 
 /// The `clientInfo.name`s of clients that show the model `structuredContent` instead of the
 /// text block (Claude Code, Codex).
 pub const TEXT_ONLY_CLIENTS: [&str; 2] = ["claude-code", "codex-mcp-client"];
-
-/// The default `max_tool_name_length`.
-pub const DEFAULT_MAX_TOOL_NAME_LENGTH: usize = 54;
-
-/// `[serve] structured_content`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "`always` and `never` come from [serve] once Settings has it (see ServeOptions::from_settings)"
-    )
-)]
-pub enum StructuredContent {
-    /// Omitted for [`TEXT_ONLY_CLIENTS`], sent to every other client.
-    #[default]
-    Auto,
-    /// Sent to every client.
-    Always,
-    /// Sent to no client.
-    Never,
-}
 
 /// Whether one client gets `outputSchema` and `structuredContent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,51 +37,48 @@ pub enum Structured {
     Omitted,
 }
 
-impl StructuredContent {
-    /// The rule of the module table for a client that gave `client_name` (`None`: it has
-    /// not said, which counts as "any other client").
-    #[must_use]
-    pub fn for_client(self, client_name: Option<&str>) -> Structured {
-        match self {
-            Self::Always => Structured::Sent,
-            Self::Never => Structured::Omitted,
-            Self::Auto if client_name.is_some_and(|name| TEXT_ONLY_CLIENTS.contains(&name)) => {
-                Structured::Omitted
-            }
-            Self::Auto => Structured::Sent,
+/// The rule of the module table: what `mode` means for a client that gave `client_name`
+/// (`None`: it has not said, which counts as "any other client").
+#[must_use]
+pub fn for_client(mode: StructuredContent, client_name: Option<&str>) -> Structured {
+    match mode {
+        StructuredContent::Always => Structured::Sent,
+        StructuredContent::Never => Structured::Omitted,
+        StructuredContent::Auto
+            if client_name.is_some_and(|name| TEXT_ONLY_CLIENTS.contains(&name)) =>
+        {
+            Structured::Omitted
         }
+        StructuredContent::Auto => Structured::Sent,
     }
 }
 
-/// What `serve` sends, from `[serve]`.
+/// What `serve` sends, from `[serve]` (read for every request, so a reload applies to the
+/// next one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServeOptions {
     /// Whether tools and results carry their structured parts.
     pub structured_content: StructuredContent,
     /// The longest tool name advertised; longer ones are left out of `tools/list` (MCP tool
-    /// names are shortened to fit when they are made, see `kun_mcp::naming`).
+    /// names are made to fit when they are made, see `kun_composition::mcp_name_limit`).
     pub max_tool_name_length: usize,
-}
-
-impl Default for ServeOptions {
-    fn default() -> Self {
-        Self {
-            structured_content: StructuredContent::Auto,
-            max_tool_name_length: DEFAULT_MAX_TOOL_NAME_LENGTH,
-        }
-    }
 }
 
 impl ServeOptions {
     /// The options in effect for `settings`.
-    ///
-    /// Wiring point: `[serve]` is being added to `Settings` on another branch; until it lands
-    /// this returns the defaults, and this is the one place to read
-    /// `settings.serve.structured_content` and `settings.serve.max_tool_name_length` from.
     #[must_use]
     pub fn from_settings(settings: &Settings) -> Self {
-        let _ = settings;
-        Self::default()
+        let serve = &settings.serve;
+        Self {
+            structured_content: serve.structured_content,
+            max_tool_name_length: usize::try_from(serve.max_tool_name_length).unwrap_or(usize::MAX),
+        }
+    }
+
+    /// Whether a client that gave `client_name` gets the structured parts.
+    #[must_use]
+    pub fn structured_for(&self, client_name: Option<&str>) -> Structured {
+        for_client(self.structured_content, client_name)
     }
 
     /// Whether `name` may be advertised.
@@ -115,6 +91,7 @@ impl ServeOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kun_composition::config::ServeSettings;
 
     #[test]
     fn the_table_cell_by_cell() {
@@ -135,15 +112,20 @@ mod tests {
         ];
         for (mode, expected) in table {
             for (client, want) in clients.iter().zip(expected) {
-                assert_eq!(mode.for_client(*client), want, "{mode:?} {client:?}");
+                assert_eq!(for_client(mode, *client), want, "{mode:?} {client:?}");
             }
         }
     }
 
     #[test]
-    fn names_up_to_the_cap_are_admitted() {
-        let options = ServeOptions::default();
-        assert_eq!(options.max_tool_name_length, 54);
+    fn the_defaults_are_auto_and_54() {
+        let defaults = ServeSettings::default();
+        assert_eq!(defaults.structured_content, StructuredContent::Auto);
+        assert_eq!(defaults.max_tool_name_length, 54);
+        let options = ServeOptions {
+            structured_content: defaults.structured_content,
+            max_tool_name_length: 54,
+        };
         assert!(options.admits_name(&"a".repeat(54)));
         assert!(!options.admits_name(&"a".repeat(55)));
     }

@@ -115,9 +115,7 @@ impl Session {
 /// Whether this request's client gets the structured parts (see [`ServeOptions`]).
 fn structured_for(options: &ServeOptions, context: &RequestContext<RoleServer>) -> Structured {
     let client = context.client_info();
-    options
-        .structured_content
-        .for_client(client.as_ref().map(|info| info.name.as_str()))
+    options.structured_for(client.as_ref().map(|info| info.name.as_str()))
 }
 
 impl ServerHandler for Session {

@@ -10,9 +10,11 @@ output schema) and `@modelcontextprotocol/server-everything` under a long server
 
 * structured - a client named NAME (default: the SDK's own `mcp`) gets each tool's
   `outputSchema` and, on success, `structuredContent` that validates against it (the SDK
-  validates too); errors carry `{code, error}` with the message as the text block.
-* text-only  - a client named NAME (`claude-code`, `codex-mcp-client`) gets neither
-  `outputSchema` nor `structuredContent`: only the text block, which is the rendering.
+  validates too); errors carry `{code, error}` with the message as the text block. (For
+  `claude-code`, only with `[serve] structured_content = "always"` in FILE.)
+* text-only  - a client named NAME (`claude-code`, `codex-mcp-client`, or anyone with
+  `structured_content = "never"`) gets neither `outputSchema` nor `structuredContent`: only
+  the text block, which is the rendering.
 
 Both: every advertised name is at most 54 characters, and the image comes as an image block.
 """
