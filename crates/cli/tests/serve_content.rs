@@ -231,24 +231,24 @@ async fn a_lower_name_cap_is_kept_by_every_name() {
     let env = Env::new();
     let config = config_with(
         &env,
-        "[serve]\nmax_tool_name_length = 32\n",
+        "[serve]\nmax_tool_name_length = 28\n",
         &[("everything", &everything, &[])],
     );
     let session = stdio(&env, &["--config", &config], Client::asking()).await;
     let all = names(&tools(&session).await);
     for name in &all {
-        assert!(name.len() <= 32, "{name} is {} long", name.len());
+        assert!(name.len() <= 28, "{name} is {} long", name.len());
     }
     assert!(all.contains(&"mcp_everything_echo".to_owned()), "{all:?}");
     assert!(all.contains(&"background_shell".to_owned()), "{all:?}");
     let image = all
         .iter()
-        .find(|n| n.starts_with("mcp_everything_get_tiny"))
+        .find(|n| n.starts_with("mcp_everything_get_ti_"))
         .unwrap_or_else(|| panic!("{all:?}"));
     assert_eq!(
         image.len(),
-        32,
-        "mcp_everything_get_tiny_image is 33: cut to 32"
+        28,
+        "mcp_everything_get_tiny_image is 29: cut to 28"
     );
     let result = call(&session, image, json!({})).await.unwrap();
     assert!(
