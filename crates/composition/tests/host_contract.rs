@@ -37,3 +37,44 @@ async fn the_assembled_host_honours_the_contract() {
     })
     .await;
 }
+
+/// The design-quality hook the assembly turns on reviews what a file editor wrote: `write`
+/// declares `ToolRole::FileEditor` on its spec, and the hook reads that marker.
+#[tokio::test]
+async fn the_assembled_design_hook_reviews_what_write_wrote() {
+    use kun_ports::{ApprovalPolicy, ToolCall, ToolRole};
+    let workspace = tempfile::tempdir().unwrap();
+    let paths = ConfigPaths {
+        workspace: workspace.path().to_path_buf(),
+        user: None,
+        explicit: None,
+    };
+    let settings = Settings::load(&paths, &Overrides::default()).unwrap();
+    let assembly = assemble(settings, AssembleOptions::default()).unwrap();
+    for editor in ["write", "edit"] {
+        let tool = assembly.registry.snapshot().get(editor).cloned().unwrap();
+        assert_eq!(tool.spec().role, ToolRole::FileEditor, "{editor}");
+    }
+    let ctx = assembly
+        .context("thread", "turn-1")
+        .approval(ApprovalPolicy::Auto)
+        .build();
+    let css = ".banner { width: 960px; color: red !important; }\n";
+    let call = ToolCall::new(
+        "c1",
+        "write",
+        serde_json::json!({"path": "theme.css", "content": css}),
+    );
+    let result = assembly.host.execute(call, &ctx).await.unwrap();
+    assert!(!result.is_error, "{result:?}");
+    let review = result.output["design_quality_review"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no review in {}", result.output));
+    let rules: Vec<&str> = review.iter().filter_map(|f| f["rule"].as_str()).collect();
+    assert!(rules.contains(&"important"), "{rules:?}");
+    assert!(
+        result.model_text().contains("important"),
+        "{}",
+        result.model_text()
+    );
+}
