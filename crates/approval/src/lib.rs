@@ -63,6 +63,9 @@
 //! # }
 //! ```
 
+// The README is compiled as doctests, so its examples cannot rot.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 mod approver;
 mod channel;
 mod events;

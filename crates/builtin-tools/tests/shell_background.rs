@@ -302,3 +302,43 @@ fn approval_scopes() {
     );
     assert_eq!(scope(json!({"action": "nope"})), None);
 }
+
+/// | action | approval | grant scope |
+/// |---|---|---|
+/// | list | not needed (runs nothing) | `list` |
+/// | read | not needed (runs nothing) | `read` |
+/// | start | as declared (on-request) | `start <command prefix>` |
+/// | kill | as declared (on-request) | `kill` |
+#[test]
+fn list_and_read_need_no_approval() {
+    use kun_ports::CallApproval;
+    let tool = BackgroundShellTool::new(Arc::new(kun_sandbox::NoConfinement));
+    let cases = [
+        (
+            json!({"action": "list"}),
+            CallApproval::NotNeeded,
+            Some("list"),
+        ),
+        (
+            json!({"action": "read", "id": "bg-1"}),
+            CallApproval::NotNeeded,
+            Some("read"),
+        ),
+        (
+            json!({"action": "start", "command": "npm run dev"}),
+            CallApproval::AsDeclared,
+            Some("start npm run"),
+        ),
+        (
+            json!({"action": "kill", "id": "bg-1"}),
+            CallApproval::AsDeclared,
+            Some("kill"),
+        ),
+        // Arguments that do not parse are judged as declared (the run reports them).
+        (json!({"action": "dance"}), CallApproval::AsDeclared, None),
+    ];
+    for (args, approval, scope) in cases {
+        assert_eq!(tool.call_approval(&args), approval, "{args}");
+        assert_eq!(tool.approval_scope(&args).as_deref(), scope, "{args}");
+    }
+}

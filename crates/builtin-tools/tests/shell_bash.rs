@@ -96,9 +96,13 @@ async fn a_successful_command_returns_its_output_and_exit_code() {
         "runs in the workspace root: {text}"
     );
     assert!(text.contains("err"), "stderr is included: {text}");
-    assert_eq!(out["truncated"], false);
+    assert!(out.get("notice").is_none(), "nothing was cut: {out}");
     assert!(out.get("full_output_path").is_none());
     assert!(out["duration_ms"].is_u64());
+    assert_eq!(
+        result.model_text(),
+        format!("hi there\n{}\nerr\nexit code 0", ws.root().display())
+    );
 }
 
 #[tokio::test]
@@ -119,6 +123,7 @@ async fn a_non_zero_exit_is_an_error_result_with_the_code() {
             .contains("failing")
     );
     assert_eq!(result.error_code(), None);
+    assert_eq!(result.model_text(), "failing\nexit code 3");
 }
 
 #[tokio::test]
@@ -215,7 +220,6 @@ async fn long_output_returns_the_tail_a_notice_and_the_spill_file() {
     let result = bash(&tool, &ws, json!({"command": "seq 1 5000"})).await;
     assert!(!result.is_error, "{}", result.output);
     let out = &result.output;
-    assert_eq!(out["truncated"], true);
     let expected_tail: Vec<String> = (4991..=5000).map(|n| n.to_string()).collect();
     assert_eq!(out["output"], expected_tail.join("\n"));
     let path = out["full_output_path"].as_str().unwrap();
@@ -228,6 +232,10 @@ async fn long_output_returns_the_tail_a_notice_and_the_spill_file() {
         "{notice}"
     );
     assert!(notice.contains(path), "{notice}");
+    assert_eq!(
+        result.model_text(),
+        format!("{notice}\n{}\nexit code 0", expected_tail.join("\n"))
+    );
 }
 
 #[tokio::test]

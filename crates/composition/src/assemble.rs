@@ -1,8 +1,8 @@
 //! Settings → providers → main and child registries → host.
 
-use crate::ChildRegistryBuilder;
 use crate::agents;
 use crate::config::{ConfigError, Settings};
+use crate::{ChildRegistry, ChildRegistryBuilder};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
 use kun_ports::{
@@ -74,8 +74,9 @@ pub struct Assembly {
     pub settings: Settings,
     /// The main registry.
     pub registry: Arc<CapabilityRegistry>,
-    /// The child registry (delegable providers only).
-    pub child_registry: Arc<CapabilityRegistry>,
+    /// The child registry: [`Delegable`](kun_ports::Delegable) providers only, at every
+    /// entrance.
+    pub child_registry: ChildRegistry,
     /// The host: catalog and pipeline.
     pub host: Arc<Host>,
     /// The child host: the pipeline over the child registry, where delegated children run.
@@ -202,10 +203,7 @@ fn wire(
     child.add(Arc::clone(&memory));
     child.add(Arc::clone(&web));
     child.add(Arc::clone(&web_search));
-    let child_registry = Arc::new(CapabilityRegistry::with_providers(
-        filters.clone(),
-        child.into_providers(),
-    )?);
+    let child_registry = ChildRegistry::with_providers(filters.clone(), child)?;
     let hooks: Arc<HookEngine> = Arc::new(
         HookEngine::builder()
             .config(settings.hooks.clone())
@@ -215,7 +213,7 @@ fn wire(
     );
     // Children run through the same gates: the same hooks, ledger and read tracker.
     let child_host = Arc::new(
-        Host::builder(Arc::clone(&child_registry))
+        child_registry.host()
             .hooks(hooks.clone())
             .ledger(Arc::clone(&kept.ledger))
             .read_tracker(Arc::clone(&kept.read_tracker))

@@ -24,6 +24,10 @@
 //! assert_eq!(denied.output["code"], "approval_denied");
 //! ```
 
+// The README is compiled as doctests (its testkit example needs `--features testkit`, which
+// `cargo test --workspace` turns on through the adapters' dev-dependencies).
+#![cfg_attr(all(doctest, feature = "testkit"), doc = include_str!("../README.md"))]
+
 mod approval;
 mod artifacts;
 mod computer;

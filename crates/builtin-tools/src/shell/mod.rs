@@ -36,12 +36,18 @@ use crate::OutputLimits;
 use crate::output::Spill;
 use std::time::Duration;
 
-pub use background::{BackgroundLimits, BackgroundShellTool};
-pub use bash::BashTool;
+pub use background::{
+    BackgroundLimits, BackgroundOutput, BackgroundShellTool, JobKilled, JobList, JobOutput,
+    JobStarted, JobState, JobSummary, StatusName,
+};
+pub use bash::{BashOutput, BashTool};
 pub use process::{NetworkAccess, is_secret_name};
-pub use run::ProgressForwarding;
+pub use run::{CapturedOutput, ProgressForwarding};
 pub use scope::command_scope;
-pub use verify::{CargoChecks, CheckSource, VerifyChangesTool, VerifyConfig, detect_checks};
+pub use verify::{
+    CargoChecks, CheckResult, CheckSource, VerifyChangesTool, VerifyConfig, VerifyOutput,
+    detect_checks,
+};
 
 pub(crate) use process::{Stream, find_on_path, prepare, read_only_scope, spawn};
 

@@ -12,6 +12,7 @@ pub mod convert;
 pub mod elicit;
 pub mod http;
 pub mod live;
+pub mod options;
 pub mod prompts;
 pub mod session;
 

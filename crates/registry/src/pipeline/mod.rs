@@ -8,6 +8,7 @@ mod finish;
 mod gates;
 mod hooks;
 mod operation;
+mod preflight;
 mod read_guard;
 
 pub use builder::{DEFAULT_ARTIFACT_THRESHOLD_BYTES, HostBuilder};
@@ -81,6 +82,7 @@ pub(crate) struct PinnedTurn {
 /// | 8 | plan mode: no file mutation but `create_plan` | `plan_mode_write_blocked` |
 /// | 9 | read-before-edit | `read_before_edit_required` (with the next action) |
 /// | 10 | sandbox on `call.tool_kind.or(declared)`, write paths, runtime approval `never` | `sandbox_*`, `approval_policy_blocked` |
+/// | 10b | the tool's preflight: a call bound to fail fails before anyone is asked | the tool's code (`lsp_unavailable`, `no_checks_found`, …) |
 /// | 11 | explicit-approval classification | `approval_classification_failed` |
 /// | 12 | approval (fail closed) | `approval_denied` |
 /// | 13 | abort check | `Err(Aborted)` |
@@ -247,6 +249,7 @@ impl Host {
         step!(gates::plan_mode_block(tool, ctx)); // 8
         step!(self.read_before_edit(tool, &arguments, ctx)); // 9
         let sandbox = step!(self.runtime_policy(tool, declared, claimed_kind, &arguments, ctx)); // 10
+        step!(preflight::check(tool, &arguments, ctx)); // 10b
         let explicit = step!(approval::classify_explicit(tool, &arguments, ctx)); // 11
         let need = self.approval_need(tool, ctx, sandbox, explicit, pre.approval);
         step!(approval::request(need, tool, &call_id, &arguments, ctx).await); // 12
@@ -257,7 +260,8 @@ impl Host {
             self.run_tool(&turn, tool, arguments, &operation, ctx)
                 .await?
         ); // 15
-        let result = hooks::post_tool_use(&turn.hooks, ctx, &operation, &mut after, result).await; // 16
+        let result =
+            hooks::post_tool_use(&turn.hooks, ctx, tool, &operation, &mut after, result).await; // 16
         let result = finish::normalize_rate_limit(tool, result); // 17
         let result = finish::attach_context(result, after.context);
         self.record_read(tool, after.arguments.as_ref(), &result, ctx); // 18
