@@ -312,20 +312,26 @@ fn negotiation_is_quiet_and_unsupported_methods_are_named() {
     let init = raw.response(1);
     assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
     raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    // What clients probe for, and a method nobody knows.
-    let probes = [
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "completion/complete",
-        "acme/frobnicate",
-    ];
+    // What serve declares answers (skills are prompts; no resources are published).
+    for (id, method, key) in [
+        (5, "prompts/list", "prompts"),
+        (6, "resources/list", "resources"),
+        (7, "resources/templates/list", "resourceTemplates"),
+    ] {
+        raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}));
+        let answer = raw.response(id);
+        assert!(answer["result"][key].is_array(), "{method}: {answer}");
+    }
+    // What it does not offer, and a method nobody knows.
+    let probes = ["completion/complete", "resources/read", "acme/frobnicate"];
     for (i, method) in probes.iter().enumerate() {
         let id = 10 + i as u64;
-        let params = if *method == "completion/complete" {
-            json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}})
-        } else {
-            json!({})
+        let params = match *method {
+            "completion/complete" => {
+                json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}})
+            }
+            "resources/read" => json!({"uri": "file:///etc/passwd"}),
+            _ => json!({}),
         };
         raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let answer = raw.response(id);
