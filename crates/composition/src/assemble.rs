@@ -1,7 +1,8 @@
 //! Settings → providers → main and child registries → host.
 
-use crate::ChildRegistryBuilder;
+use crate::agents;
 use crate::config::{ConfigError, Settings};
+use crate::{ChildRegistry, ChildRegistryBuilder};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
 use kun_ports::{
@@ -73,10 +74,19 @@ pub struct Assembly {
     pub settings: Settings,
     /// The main registry.
     pub registry: Arc<CapabilityRegistry>,
-    /// The child registry (delegable providers only).
-    pub child_registry: Arc<CapabilityRegistry>,
+    /// The child registry: [`Delegable`](kun_ports::Delegable) providers only, at every
+    /// entrance.
+    pub child_registry: ChildRegistry,
     /// The host: catalog and pipeline.
     pub host: Arc<Host>,
+    /// The child host: the pipeline over the child registry, where delegated children run.
+    pub child_host: Arc<Host>,
+    /// The skills provider (its catalog feeds `serve`'s instructions and prompts).
+    pub skills: Arc<kun_skills::SkillsProvider>,
+    /// The delegation provider (its profiles feed `doctor`).
+    pub delegation: Arc<kun_delegation::DelegationProvider>,
+    /// The child runner's state.
+    pub runner: crate::RunnerState,
     /// The OS confinement tier commands run under.
     pub capabilities: SandboxCapabilities,
     /// State that outlives a configuration reload (see [`Assembly::reassemble`]).
@@ -183,42 +193,60 @@ fn wire(
     if let Some(names) = &settings.tools.plan_allow {
         filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));
     }
+    let standing = agents::workspace_standing(&settings);
+    let skills = agents::skills_provider(&settings, standing);
     let memory = crate::memory_provider(&settings);
     let (web, web_search) = crate::web_providers(&settings);
+    let mut child = ChildRegistryBuilder::default();
+    child.add(Arc::clone(&kept.builtin));
+    child.add(Arc::clone(&skills));
+    child.add(Arc::clone(&memory));
+    child.add(Arc::clone(&web));
+    child.add(Arc::clone(&web_search));
+    let child_registry = ChildRegistry::with_providers(filters.clone(), child)?;
+    let hooks: Arc<HookEngine> = Arc::new(
+        HookEngine::builder()
+            .config(settings.hooks.clone())
+            .builtin(BuiltinHook::DesignQuality)
+            .build()
+            .map_err(|err| AssembleError::Hooks(err.to_string()))?,
+    );
+    // Children run through the same gates: the same hooks, ledger and read tracker.
+    let child_host = Arc::new(
+        child_registry.host()
+            .hooks(hooks.clone())
+            .ledger(Arc::clone(&kept.ledger))
+            .read_tracker(Arc::clone(&kept.read_tracker))
+            .build(),
+    );
+    let (runner, runner_state) = agents::runner(&settings);
+    let delegation = agents::delegation_provider(
+        &settings,
+        agents::profiles(&settings, standing),
+        runner,
+        child_host.clone(),
+    );
     let main_providers: Vec<Arc<dyn ToolProvider>> = vec![
         kept.builtin.clone(),
-        memory.clone(),
-        web.clone(),
-        web_search.clone(),
+        skills.clone(),
+        delegation.clone(),
+        memory,
+        web,
+        web_search,
     ];
+    // Lists may name the skills and delegation tools even while their provider is off.
     let registered = main_providers
         .iter()
         .flat_map(|provider| provider.tools())
-        .map(|tool| tool.spec().name.clone());
+        .map(|tool| tool.spec().name.clone())
+        .chain([kun_skills::LOAD_SKILL, kun_delegation::DELEGATE_TASK].map(str::to_owned));
     crate::lists::check(
         &settings,
         &crate::lists::KnownNames::new(registered, &settings),
     )?;
-    let mut child = ChildRegistryBuilder::default();
-    child.add(Arc::clone(&kept.builtin));
-    child.add(memory);
-    child.add(web);
-    child.add(web_search);
-    let registry = Arc::new(CapabilityRegistry::with_providers(
-        filters.clone(),
-        main_providers,
-    )?);
-    let child_registry = Arc::new(CapabilityRegistry::with_providers(
-        filters,
-        child.into_providers(),
-    )?);
-    let hooks = HookEngine::builder()
-        .config(settings.hooks.clone())
-        .builtin(BuiltinHook::DesignQuality)
-        .build()
-        .map_err(|err| AssembleError::Hooks(err.to_string()))?;
+    let registry = Arc::new(CapabilityRegistry::with_providers(filters, main_providers)?);
     let host = Host::builder(Arc::clone(&registry))
-        .hooks(Arc::new(hooks))
+        .hooks(hooks)
         .ledger(Arc::clone(&kept.ledger))
         .read_tracker(Arc::clone(&kept.read_tracker))
         .build();
@@ -227,6 +255,10 @@ fn wire(
         registry,
         child_registry,
         host: Arc::new(host),
+        child_host,
+        skills,
+        delegation,
+        runner: runner_state,
         capabilities,
         kept,
     })
