@@ -255,6 +255,11 @@ async fn serve_has_skills_in_instructions_prompts_and_an_empty_resource_list() {
     let info = session.peer_info().unwrap();
     let instructions = info.instructions.clone().unwrap();
     assert!(instructions.starts_with("kun-tools:"), "{instructions}");
+    // How commands run on this machine, before the skills.
+    assert!(
+        instructions.contains("Commands run confined") || instructions.contains("not confined"),
+        "{instructions}"
+    );
     assert!(
         instructions.contains("- pdf-forms: Fill in PDF forms"),
         "{instructions}"

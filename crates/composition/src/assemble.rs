@@ -5,9 +5,10 @@ use crate::config::{ConfigError, Settings};
 use crate::{ChildRegistry, ChildRegistryBuilder};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
+use kun_ports::process::EnvAllowList;
 use kun_ports::{
-    ImBridge, LedgerError, OperationLedger, ReadTracker, ToolHostContext, ToolHostContextBuilder,
-    ToolLists, ToolProvider,
+    ImBridge, LedgerError, NetworkAccess, OperationLedger, ReadTracker, ToolHostContext,
+    ToolHostContextBuilder, ToolLists, ToolProvider,
 };
 use kun_registry::ledger::{InMemoryLedger, JournalLedger, LedgerBounds};
 use kun_registry::read_tracker::InMemoryReadTracker;
@@ -163,6 +164,12 @@ fn builtin_provider(
             .unwrap_or(crate::config::DEFAULT_BASH_TIMEOUT_SECONDS),
     ));
     builtin_options.im_bridge = im_bridge;
+    builtin_options.env = EnvAllowList::new(settings.shell.env.iter().map(String::as_str));
+    builtin_options.network = if settings.sandbox_options.network {
+        NetworkAccess::Enabled
+    } else {
+        NetworkAccess::Disabled
+    };
     Arc::new(BuiltinProvider::new(builtin_options))
 }
 
@@ -213,7 +220,8 @@ fn wire(
     );
     // Children run through the same gates: the same hooks, ledger and read tracker.
     let child_host = Arc::new(
-        child_registry.host()
+        child_registry
+            .host()
             .hooks(hooks.clone())
             .ledger(Arc::clone(&kept.ledger))
             .read_tracker(Arc::clone(&kept.read_tracker))
@@ -276,7 +284,11 @@ impl Assembly {
     /// When the new hooks or providers cannot be set up; `self` is unchanged either way.
     pub fn reassemble(&self, settings: Settings) -> Result<Self, AssembleError> {
         let mut kept = self.kept.clone();
-        if settings.limits != self.settings.limits {
+        // What the built-in tools are built with: limits, the commands' environment and
+        // network. Anything else keeps them (and their background shells) running.
+        let builtin_inputs =
+            |s: &Settings| (s.limits.clone(), s.shell.clone(), s.sandbox_options.network);
+        if builtin_inputs(&settings) != builtin_inputs(&self.settings) {
             kept.builtin = builtin_provider(&settings, &self.capabilities, kept.im_bridge.clone());
         }
         wire(settings, self.capabilities.clone(), kept)
@@ -323,6 +335,11 @@ impl Assembly {
                 })
             })
             .collect();
-        json!({"fingerprint": fingerprint.fingerprint, "tools": tools, "providers": providers})
+        json!({
+            "fingerprint": fingerprint.fingerprint,
+            "tools": tools,
+            "providers": providers,
+            "confinement": self.capabilities.report(),
+        })
     }
 }

@@ -124,6 +124,7 @@ pub fn server_config(
     };
     let mut config = McpServerConfig::with_transport(name, transport);
     config.enabled = entry.enabled.unwrap_or(true);
+    config.default_cwd = Some(settings.workspace.clone());
     config.defined_by = settings.defined_by(name);
     config.trust_scope = entry.trust_scope;
     config.trusted_workspace_roots = entry

@@ -19,19 +19,18 @@
 use crate::serve::convert::{self, unsupported};
 use crate::serve::elicit::ElicitationApprover;
 use crate::serve::live::Live;
-use crate::serve::prompts;
 use crate::serve::options::{ServeOptions, Structured};
+use crate::serve::prompts;
 use kun_approval::Gate;
 use kun_ports::{AbortSignal, ApprovalGate, ToolCall, ToolHost as _};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams,
-    CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult,
-    ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestMethod, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestMethod,
-    SubscribeRequestParams, UnsubscribeRequestMethod, UnsubscribeRequestParams,
+    CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestMethod, SubscribeRequestParams,
+    UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -45,6 +44,27 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 const INSTRUCTIONS: &str = "kun-tools: a coding agent's tool surface. Every call passes three \
     gates (sandbox, approval, hooks); a blocked call is an error result with a `code` saying \
     why and what to do next. Read a file before editing it.";
+
+/// What the model should know about how its commands run (the probed tier).
+fn confinement_line(assembly: &kun_composition::Assembly) -> String {
+    let report = assembly.capabilities.report();
+    let network = if assembly.settings.sandbox_options.network {
+        "with"
+    } else {
+        "without"
+    };
+    match report.tier {
+        kun_ports::ConfinementTier::Bubblewrap => format!(
+            "Commands run confined (bubblewrap): they write only inside the workspace, {network} network."
+        ),
+        kun_ports::ConfinementTier::Landlock => format!(
+            "Commands run confined (Landlock + seccomp): they write only inside the workspace, {network} network."
+        ),
+        kun_ports::ConfinementTier::None => {
+            "Commands are not confined on this machine; each one may ask for approval.".to_owned()
+        }
+    }
+}
 
 /// One MCP session.
 pub struct Session {
@@ -131,7 +151,11 @@ impl ServerHandler for Session {
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
         .with_server_info(Implementation::new("kun-tools", env!("CARGO_PKG_VERSION")))
-        .with_instructions(prompts::instructions(&self.live.current(), INSTRUCTIONS))
+        .with_instructions({
+            let assembly = self.live.current();
+            let lead = format!("{INSTRUCTIONS} {}", confinement_line(&assembly));
+            prompts::instructions(&assembly, &lead)
+        })
     }
 
     /// Only revisions with an `initialize` handshake: approvals are server-to-client
