@@ -217,7 +217,6 @@ impl ChildRegistry {
 
     /// A host builder over this catalog: where delegated children run, through every gate.
     /// The registry itself stays inside, so nothing can add an undelegable provider to it.
-    #[must_use]
     pub fn host(&self) -> HostBuilder {
         Host::builder(Arc::clone(&self.registry))
     }
