@@ -325,15 +325,19 @@ impl ToolResult {
 }
 
 /// An error output as plain words: the message, then each detail as `key: value` (strings as
-/// they are, other values as compact JSON). The `code` stays in the structured output only.
+/// they are, other values as compact JSON). The `code` stays in the structured output only,
+/// and a detail the message already says in full is not repeated.
 fn render_failure(map: &Map<String, Value>) -> String {
-    let mut text = map
+    let message = map
         .get("error")
         .and_then(Value::as_str)
-        .unwrap_or("the call failed")
-        .to_owned();
+        .unwrap_or("the call failed");
+    let mut text = message.to_owned();
     for (key, value) in map {
         if key == "code" || key == "error" || value.is_null() {
+            continue;
+        }
+        if value.as_str().is_some_and(|detail| message.contains(detail)) {
             continue;
         }
         text.push('\n');
@@ -408,6 +412,23 @@ pub enum HostError {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_failure_reads_as_its_message_and_the_details_it_does_not_already_say() {
+        let mut details = Map::new();
+        details.insert("reason".to_owned(), json!("nobody can be asked"));
+        details.insert("approval_id".to_owned(), json!("appr_1"));
+        details.insert("attempts".to_owned(), json!(3));
+        let result = ToolResult::failure_with(
+            ErrorCode::ApprovalDenied,
+            "`bash` was not approved: nobody can be asked",
+            details,
+        );
+        assert_eq!(
+            result.model_text(),
+            "`bash` was not approved: nobody can be asked\napproval_id: appr_1\nattempts: 3"
+        );
+    }
 
     #[test]
     fn codes_serialise_snake_case() {
