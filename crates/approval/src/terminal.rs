@@ -13,15 +13,21 @@ use tokio::sync::Mutex;
 const MAX_ANSWER: usize = 1_024;
 /// The longest argument text shown in a prompt.
 const MAX_SHOWN_ARGUMENTS: usize = 2_000;
+/// The longest justification shown in a prompt.
+const MAX_SHOWN_JUSTIFICATION: usize = 500;
 
 /// Asks a person on a terminal. Generic over the reader and writer so tests use buffers.
+///
+/// The prompt says what each choice does: a session grant names what it would cover (the
+/// tool, or each command key); a call that can only be allowed once says why and offers no
+/// session choice.
 ///
 /// Answers (case-insensitive, first word counts):
 ///
 /// | typed | decision |
 /// |---|---|
 /// | `o`, `once`, `y`, `yes`, `allow` | `Allow` |
-/// | `s`, `session` | `AllowForSession` |
+/// | `s`, `session` | `AllowForSession`; `Allow` when the call can only be allowed once |
 /// | `d`, `deny`, `n`, `no` (optionally followed by a reason) | `Deny` |
 /// | anything else, an empty line | `Deny` (never guess a yes) |
 /// | end of input | no answer: the gate denies |
@@ -65,7 +71,7 @@ where
             return Err(NoAnswer::InputClosed);
         }
         let decision = if line.ends_with(b"\n") || read < MAX_ANSWER {
-            parse_answer(&String::from_utf8_lossy(&line))
+            once_only(request, parse_answer(&String::from_utf8_lossy(&line)))
         } else {
             skip_rest_of_line(reader).await.map_err(failed)?;
             ApprovalDecision::deny(
@@ -132,32 +138,67 @@ fn failed(error: std::io::Error) -> NoAnswer {
 /// The prompt for one request. Model-controlled text is shown with control characters
 /// escaped, so arguments cannot move the cursor or recolour the terminal.
 fn question(request: &ApprovalRequest) -> String {
-    let mut arguments = request.arguments.to_string();
-    if arguments.len() > MAX_SHOWN_ARGUMENTS {
-        let mut cut = MAX_SHOWN_ARGUMENTS;
-        while !arguments.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        arguments.truncate(cut);
-        arguments.push_str(" …(truncated)");
-    }
-    let covers = match &request.grant_key.scope {
-        Some(scope) => format!(
-            "{} `{}`",
-            printable(&request.grant_key.tool_name),
-            printable(scope)
+    let arguments = clipped(request.arguments.to_string(), MAX_SHOWN_ARGUMENTS);
+    let justification = request
+        .justification
+        .as_deref()
+        .map(|why| {
+            let why = clipped(why.to_owned(), MAX_SHOWN_JUSTIFICATION);
+            format!("  justification: {}\n", printable(&why))
+        })
+        .unwrap_or_default();
+    let (grant, choices) = match request.grant_key.session_grant_text() {
+        Some(covers) => (
+            format!(
+                "  allow for session would also allow: {}\n",
+                printable(&covers)
+            ),
+            "allow [o]nce, allow for [s]ession, or [d]eny (optionally: d <reason>)? ",
         ),
-        None => format!("every {} call", printable(&request.grant_key.tool_name)),
+        None => (
+            format!(
+                "  this call can only be allowed once: {}\n",
+                printable(
+                    request
+                        .grant_key
+                        .one_call_reason()
+                        .unwrap_or("no session grant covers it")
+                )
+            ),
+            "allow [o]nce or [d]eny (optionally: d <reason>)? ",
+        ),
     };
     format!(
-        "\napproval needed: {tool} (call {call})\n  why: {why}\n  arguments: {args}\n  \
-         a session grant would cover: {covers}\n\
-         allow [o]nce, allow for [s]ession, or [d]eny (optionally: d <reason>)? ",
+        "\napproval needed: {tool} (call {call})\n  why: {why}\n{justification}  \
+         arguments: {args}\n{grant}{choices}",
         tool = printable(&request.tool_name),
         call = printable(&request.call_id),
         why = request.reason.describe(),
         args = printable(&arguments),
     )
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), marked when cut.
+fn clipped(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(" …(truncated)");
+    }
+    text
+}
+
+/// A session answer for a call that can only be allowed once allows it once: the echo then
+/// says what happened.
+fn once_only(request: &ApprovalRequest, decision: ApprovalDecision) -> ApprovalDecision {
+    if decision == ApprovalDecision::AllowForSession && !request.grant_key.session_grantable() {
+        ApprovalDecision::Allow
+    } else {
+        decision
+    }
 }
 
 fn printable(text: &str) -> String {
@@ -259,14 +300,63 @@ mod tests {
             tool_name: "bash".to_owned(),
             arguments: json!({"command": "echo \u{1b}[2J \u{202e}", "pad": "é".repeat(3_000)}),
             reason: ApprovalReason::UnconfinedCommand,
-            grant_key: GrantKey::scoped("bash", "echo\u{1b}"),
+            grant_key: GrantKey::command("bash", "echo\u{1b}"),
+            justification: Some("needs \u{1b}[31mnetwork".to_owned()),
         };
         let text = question(&request);
         assert!(!text.contains('\u{1b}'), "{text}");
         assert!(text.contains("\\u{202e}"), "{text}");
-        assert!(text.contains("bash `echo\\u{1b}`"), "{text}");
+        assert!(
+            text.contains("`bash` commands made only of `echo\\u{1b}`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("justification: needs \\u{1b}[31mnetwork"),
+            "{text}"
+        );
         assert!(text.contains("(truncated)"));
-        assert!(text.len() < 2_600, "{}", text.len());
+        assert!(text.len() < 2_800, "{}", text.len());
         assert!(text.contains(ApprovalReason::UnconfinedCommand.describe()));
+    }
+
+    #[test]
+    fn a_one_call_key_offers_no_session_choice_and_says_why() {
+        let request = ApprovalRequest {
+            approval_id: "appr_2".to_owned(),
+            thread_id: "t".to_owned(),
+            turn_id: "u".to_owned(),
+            call_id: "c2".to_owned(),
+            tool_name: "bash".to_owned(),
+            arguments: json!({"command": "node -e 'x'"}),
+            reason: ApprovalReason::UnconfinedCommand,
+            grant_key: GrantKey::one_call("bash", "`node` runs code"),
+            justification: None,
+        };
+        let text = question(&request);
+        assert!(
+            text.contains("this call can only be allowed once: `node` runs code"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("allow [o]nce or [d]eny (optionally: d <reason>)? "),
+            "{text}"
+        );
+        assert!(!text.contains("[s]ession"), "{text}");
+        assert!(!text.contains("justification"), "{text}");
+        assert_eq!(
+            once_only(&request, ApprovalDecision::AllowForSession),
+            ApprovalDecision::Allow
+        );
+        let grantable = ApprovalRequest {
+            grant_key: GrantKey::command("bash", "cargo test"),
+            ..request
+        };
+        assert_eq!(
+            once_only(&grantable, ApprovalDecision::AllowForSession),
+            ApprovalDecision::AllowForSession
+        );
+        assert!(question(&grantable).contains(
+            "allow for session would also allow: later `bash` commands made only of `cargo test`, with plain arguments"
+        ));
     }
 }

@@ -10,7 +10,10 @@
 
 use kun_builtin_tools::shell::{BackgroundLimits, BackgroundShellTool, ShellConfig};
 use kun_builtin_tools::testing::TestWorkspace;
-use kun_ports::{CommandConfinement, MockCommandConfinement, Tool, ToolResult};
+use kun_ports::{
+    CommandConfinement, CommandSafety, GrantKey, GrantScope, MockCommandConfinement,
+    SandboxRequest, Tool, ToolHostContext, ToolResult,
+};
 use rustix::process::{Pid, test_kill_process};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -290,15 +293,44 @@ async fn bad_requests_say_what_is_missing() {
 #[test]
 fn approval_scopes() {
     let tool = BackgroundShellTool::new(unconfined());
-    let scope = |args: Value| tool.approval_scope(&args);
+    let ctx = ToolHostContext::builder("t", "u").workspace("/ws").build();
+    let scope = |args: Value| tool.approval_scope(&args, &ctx);
+    let start = scope(json!({"action": "start", "command": "npm run dev"})).unwrap();
     assert_eq!(
-        scope(json!({"action": "start", "command": "npm run dev"})).as_deref(),
-        Some("start npm run")
+        start.grant,
+        GrantKey::command("background_shell", "npm run").scope
     );
-    assert_eq!(scope(json!({"action": "start", "command": "a; b"})), None);
+    assert_eq!(start.sandbox, SandboxRequest::Confined);
+    let compound = scope(json!({"action": "start", "command": "a; $(b)"})).unwrap();
+    assert!(matches!(compound.grant, GrantScope::OneCall { .. }));
+    let read = scope(json!({"action": "read", "id": "bg-1"})).unwrap();
     assert_eq!(
-        scope(json!({"action": "read", "id": "bg-1"})).as_deref(),
-        Some("read")
+        read.grant,
+        GrantScope::Action {
+            action: "read".into()
+        }
+    );
+    assert_eq!(read.safety, CommandSafety::KnownSafe);
+    let kill = scope(json!({"action": "kill", "id": "bg-1"})).unwrap();
+    assert_eq!(kill.safety, CommandSafety::NotKnownSafe);
+    let escalated = scope(json!({
+        "action": "start",
+        "command": "npm run dev",
+        "sandbox": "escalated",
+        "justification": "binds a port the sandbox blocks",
+    }))
+    .unwrap();
+    assert_eq!(escalated.sandbox, SandboxRequest::Escalated);
+    assert_eq!(
+        escalated.justification.as_deref(),
+        Some("binds a port the sandbox blocks")
     );
     assert_eq!(scope(json!({"action": "nope"})), None);
+    assert!(
+        tool.explicit_approval(
+            &json!({"action": "start", "command": "x", "sandbox": "escalated"}),
+            &ctx
+        )
+        .is_err()
+    );
 }

@@ -13,8 +13,8 @@ use kun_builtin_tools::output::Spill;
 use kun_builtin_tools::shell::{BashTool, ProgressForwarding, ShellConfig};
 use kun_builtin_tools::testing::{SimpleSandbox, TestWorkspace};
 use kun_ports::{
-    CommandConfinement, ConfinementError, MockCommandConfinement, ProgressSink, Tool, ToolContext,
-    ToolResult,
+    CommandConfinement, CommandKey, ConfinementError, GrantScope, MockCommandConfinement,
+    ProgressSink, SandboxRequest, Tool, ToolContext, ToolHostContext, ToolResult,
 };
 use rustix::process::{Pid, test_kill_process};
 use serde_json::{Value, json};
@@ -353,26 +353,62 @@ async fn live_output_is_forwarded_as_progress() {
 }
 
 #[test]
-fn approval_scope_is_the_command_prefix() {
+fn approval_scope_keys_the_command_and_carries_the_escalation() {
     let tool = BashTool::new(unconfined());
-    let table = [
-        ("git status -s", Some("git status")),
-        ("ls -la", Some("ls")),
-        ("cargo test --workspace", Some("cargo test")),
-        ("python -m pytest -q tests/", Some("python -m pytest")),
-        ("rm -rf x; curl https://example.com", None),
-        ("cat a | grep b", None),
-        ("make && make install", None),
+    let ctx = ToolHostContext::builder("t", "u").workspace("/ws").build();
+    let scope = |args: Value| tool.approval_scope(&args, &ctx);
+    let table: &[(&str, Option<&[&str]>)] = &[
+        ("cargo test --workspace", Some(&["cargo test"])),
+        ("ls -la", Some(&["ls"])),
+        ("cat a | grep b", Some(&["cat", "grep"])),
+        ("git status -s", None),
+        ("python -m pytest -q tests/", None),
+        ("rm -rf x; curl https://example.com | sh", None),
         ("echo hi > f", None),
     ];
-    for (command, scope) in table {
-        assert_eq!(
-            tool.approval_scope(&json!({"command": command})).as_deref(),
-            scope,
-            "{command}"
+    for (command, keys) in table {
+        let grant = scope(json!({"command": command})).unwrap().grant;
+        let expected = keys.map_or_else(
+            || matches!(grant, GrantScope::OneCall { .. }),
+            |keys| grant == GrantScope::commands(keys.iter().map(|k| CommandKey::parse(k))),
         );
+        assert!(expected, "{command}: {grant:?}");
     }
-    assert_eq!(tool.approval_scope(&json!({})), None);
+    assert_eq!(scope(json!({})), None);
+
+    let escalated = scope(json!({
+        "command": "cargo install ripgrep",
+        "sandbox": "escalated",
+        "justification": "installs into ~/.cargo/bin",
+    }))
+    .unwrap();
+    assert_eq!(escalated.sandbox, SandboxRequest::Escalated);
+    assert_eq!(
+        escalated.justification.as_deref(),
+        Some("installs into ~/.cargo/bin")
+    );
+    assert!(matches!(escalated.grant, GrantScope::OneCall { .. }));
+}
+
+#[test]
+fn an_escalation_without_a_justification_cannot_be_classified() {
+    let tool = BashTool::new(unconfined());
+    let ctx = ToolHostContext::builder("t", "u").workspace("/ws").build();
+    let err = tool
+        .explicit_approval(&json!({"command": "ls", "sandbox": "escalated"}), &ctx)
+        .unwrap_err();
+    assert!(err.contains("justification"), "{err}");
+    let fine = json!({"command": "ls", "sandbox": "escalated", "justification": "why"});
+    assert_eq!(tool.explicit_approval(&fine, &ctx), Ok(false));
+    assert_eq!(
+        tool.explicit_approval(&json!({"command": "ls"}), &ctx),
+        Ok(false)
+    );
+    assert_eq!(
+        tool.explicit_approval(&json!({"command": "ls", "sandbox": "outside"}), &ctx),
+        Ok(false),
+        "bad arguments are the run's to report"
+    );
 }
 
 #[test]
@@ -382,5 +418,8 @@ fn the_spec_is_a_command_execution_on_request() {
     assert_eq!(spec.name, "bash");
     assert_eq!(spec.kind, kun_ports::ToolKind::CommandExecution);
     assert_eq!(spec.policy, kun_ports::ToolPolicy::OnRequest);
+    assert_eq!(spec.command_runner, kun_ports::CommandRunner::Confinement);
     assert_eq!(spec.input_schema["required"], json!(["command"]));
+    let sandbox = &spec.input_schema["properties"]["sandbox"];
+    assert!(sandbox.to_string().contains("escalated"), "{sandbox}");
 }

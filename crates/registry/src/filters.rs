@@ -4,7 +4,7 @@
 use crate::snapshot::{ProviderEntry, RegistrySnapshot, ToolEntry};
 use kun_ports::{
     ClientSurface, HostError, NameSet, NotAdvertisedReason, ProviderKind, SandboxPolicy,
-    SandboxVerdict, SideEffect, ToolDescriptor, ToolHostContext, ToolKind, ToolSpec,
+    SandboxQuery, SandboxVerdict, SideEffect, ToolDescriptor, ToolHostContext, ToolKind, ToolSpec,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -111,7 +111,7 @@ impl fmt::Debug for CatalogFilters {
 /// Which tool kinds the sandbox lets a listing show, decided once per listing.
 ///
 /// Relies on the [`SandboxPolicy::check_tool`] contract that the tool name is only used for
-/// the message: the verdict depends on the kind and the mode alone.
+/// the message, and that blocking depends on the kind and the mode alone.
 #[derive(Debug, Clone, Copy)]
 struct ListedKinds([bool; 3]);
 
@@ -119,7 +119,7 @@ impl ListedKinds {
     fn for_mode(sandbox: &dyn SandboxPolicy, ctx: &ToolHostContext) -> Self {
         let listed = |kind| {
             !matches!(
-                sandbox.check_tool("(catalog)", kind, ctx.sandbox),
+                sandbox.check_tool("(catalog)", SandboxQuery::kind(kind), ctx.sandbox),
                 SandboxVerdict::Blocked(_)
             )
         };
@@ -240,7 +240,8 @@ impl CatalogFilters {
         let spec = descriptor.spec();
         let blocked = !spec.user_interaction
             && matches!(
-                self.sandbox.check_tool(name, spec.kind, ctx.sandbox),
+                self.sandbox
+                    .check_tool(name, SandboxQuery::of(spec), ctx.sandbox),
                 SandboxVerdict::Blocked(_)
             );
         if blocked {

@@ -138,6 +138,7 @@ impl LspTool {
                 schema_for::<LspArgs>(),
             )
             .with_kind(ToolKind::CommandExecution)
+            .with_command_runner(kun_ports::CommandRunner::Confinement)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::ReadOnly),
             config,

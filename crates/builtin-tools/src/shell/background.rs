@@ -10,13 +10,15 @@
 //! * `kill`, the job timeout, and dropping the tool kill the job's whole process group.
 
 use super::ShellConfig;
+use super::escalation::{SandboxArg, check_justification};
 use super::process::{self, Ending, ProcessGroup, Stream};
+use super::scope::command_approval;
 use crate::output::{FullText, OutputAccumulator, StreamEnd, truncate_tail};
 use crate::{Failure, Outcome, OutputLimits, finish, parse_args, schema_for};
 use async_trait::async_trait;
 use kun_ports::{
-    AbortSignal, CommandConfinement, SideEffect, Tool, ToolContext, ToolError, ToolKind,
-    ToolPolicy, ToolResult, ToolSpec,
+    AbortSignal, CommandApproval, CommandConfinement, CommandRunner, CommandSafety, SideEffect,
+    Tool, ToolContext, ToolError, ToolHostContext, ToolKind, ToolPolicy, ToolResult, ToolSpec,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -80,6 +82,14 @@ struct BackgroundArgs {
     id: Option<String>,
     /// For read: return at most this many of the newest lines.
     tail_lines: Option<usize>,
+    /// For start: `confined` (default) runs the command in the sandbox; `escalated` runs it
+    /// outside, with full access to this machine, after the user approves. Use it only after
+    /// the same command failed because of the sandbox.
+    #[serde(default)]
+    sandbox: SandboxArg,
+    /// For start with `sandbox: "escalated"`: one sentence for the user on why the command
+    /// must run outside the sandbox.
+    justification: Option<String>,
 }
 
 /// A job's state.
@@ -221,6 +231,7 @@ impl BackgroundShellTool {
             schema_for::<BackgroundArgs>(),
         )
         .with_kind(ToolKind::CommandExecution)
+        .with_command_runner(CommandRunner::Confinement)
         .with_policy(ToolPolicy::OnRequest)
         .with_side_effect(SideEffect::Unknown);
         Self {
@@ -235,6 +246,7 @@ impl BackgroundShellTool {
     async fn run(&self, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
         let args: BackgroundArgs = parse_args("background_shell", arguments)?;
         let thread = ctx.turn.thread_id;
+        tracing::debug!(sandbox = ?args.sandbox, "background_shell");
         match args.action {
             Action::Start => self.start(args.command.as_deref(), ctx),
             Action::List => Ok(self.list(thread)),
@@ -465,17 +477,33 @@ impl Tool for BackgroundShellTool {
         &self.spec
     }
 
-    /// `start <command prefix>` for start (`None` for compound commands), the action name
-    /// otherwise.
-    fn approval_scope(&self, arguments: &Value) -> Option<String> {
-        match arguments.get("action").and_then(Value::as_str)? {
-            "start" => {
-                let command = arguments.get("command").and_then(Value::as_str)?;
-                super::command_scope(command).map(|scope| format!("start {scope}"))
+    /// An escalated start must carry a justification (checked before anyone is asked).
+    fn explicit_approval(&self, arguments: &Value, _ctx: &ToolHostContext) -> Result<bool, String> {
+        match serde_json::from_value::<BackgroundArgs>(arguments.clone()) {
+            Ok(args) if matches!(args.action, Action::Start) => {
+                check_justification(args.sandbox, args.justification.as_deref()).map(|()| false)
             }
-            action @ ("list" | "read" | "kill") => Some(action.to_owned()),
-            _ => None,
+            // Other actions start nothing; bad arguments are reported by the run.
+            Ok(_) | Err(_) => Ok(false),
         }
+    }
+
+    /// For start: the command's grant keys, safety and sandbox request (see
+    /// [`command_approval`]); for list and read (which only read): the action, known safe;
+    /// for kill: the action.
+    fn approval_scope(&self, arguments: &Value, ctx: &ToolHostContext) -> Option<CommandApproval> {
+        let args: BackgroundArgs = serde_json::from_value(arguments.clone()).ok()?;
+        Some(match args.action {
+            Action::Start => command_approval(
+                args.command.as_deref()?,
+                &ctx.workspace_roots,
+                args.sandbox.into(),
+                args.justification.as_deref(),
+            ),
+            Action::List => CommandApproval::action("list", CommandSafety::KnownSafe),
+            Action::Read => CommandApproval::action("read", CommandSafety::KnownSafe),
+            Action::Kill => CommandApproval::action("kill", CommandSafety::NotKnownSafe),
+        })
     }
 
     async fn execute<'a>(

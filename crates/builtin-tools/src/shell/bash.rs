@@ -1,13 +1,14 @@
 //! `bash`: run one command line in the workspace and return its exit code and output.
 
 use super::ShellConfig;
+use super::escalation::{SandboxArg, check_justification};
 use super::run::{abnormal_end, call_timeout, run_script};
-use super::scope::command_scope;
+use super::scope::command_approval;
 use crate::{Failure, Outcome, finish, parse_args, schema_for};
 use async_trait::async_trait;
 use kun_ports::{
-    CommandConfinement, SideEffect, Tool, ToolContext, ToolError, ToolKind, ToolPolicy, ToolResult,
-    ToolSpec,
+    CommandApproval, CommandConfinement, CommandRunner, SideEffect, Tool, ToolContext, ToolError,
+    ToolHostContext, ToolKind, ToolPolicy, ToolResult, ToolSpec,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -26,6 +27,14 @@ struct BashArgs {
     timeout_seconds: Option<u64>,
     /// A few words on what the command does, shown to whoever approves it.
     description: Option<String>,
+    /// `confined` (default): run in the sandbox. `escalated`: run outside it, with full
+    /// access to this machine; the user is always asked first. Use it only after the same
+    /// command failed because of the sandbox (no network, a write outside the workspace).
+    #[serde(default)]
+    sandbox: SandboxArg,
+    /// With `sandbox: "escalated"`: one sentence for the user on why the command must run
+    /// outside the sandbox.
+    justification: Option<String>,
 }
 
 /// The `bash` tool (command_execution, on-request). Output:
@@ -69,6 +78,7 @@ impl BashTool {
         );
         let spec = ToolSpec::new("bash", description, schema_for::<BashArgs>())
             .with_kind(ToolKind::CommandExecution)
+            .with_command_runner(CommandRunner::Confinement)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::Unknown);
         Self {
@@ -86,7 +96,12 @@ impl BashTool {
             ));
         }
         let timeout = call_timeout(&self.config, args.timeout_seconds)?;
-        tracing::debug!(command = %args.command, description = ?args.description, "bash");
+        tracing::debug!(
+            command = %args.command,
+            description = ?args.description,
+            sandbox = ?args.sandbox,
+            "bash"
+        );
         let run = run_script(
             &args.command,
             ctx,
@@ -109,12 +124,27 @@ impl Tool for BashTool {
         &self.spec
     }
 
-    /// The parsed command prefix (`git status`, `ls`); `None` for compound commands.
-    fn approval_scope(&self, arguments: &Value) -> Option<String> {
-        arguments
-            .get("command")
-            .and_then(Value::as_str)
-            .and_then(command_scope)
+    /// An escalated call must carry a justification (checked before anyone is asked).
+    fn explicit_approval(&self, arguments: &Value, _ctx: &ToolHostContext) -> Result<bool, String> {
+        match serde_json::from_value::<BashArgs>(arguments.clone()) {
+            Ok(args) => {
+                check_justification(args.sandbox, args.justification.as_deref()).map(|()| false)
+            }
+            // Bad arguments are reported by the run itself (`invalid_arguments`).
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// The command's grant keys (`cargo test`, or one call only, and why), whether it is
+    /// known safe, and whether it asks to run outside the sandbox; see [`command_approval`].
+    fn approval_scope(&self, arguments: &Value, ctx: &ToolHostContext) -> Option<CommandApproval> {
+        let args: BashArgs = serde_json::from_value(arguments.clone()).ok()?;
+        Some(command_approval(
+            &args.command,
+            &ctx.workspace_roots,
+            args.sandbox.into(),
+            args.justification.as_deref(),
+        ))
     }
 
     async fn execute<'a>(

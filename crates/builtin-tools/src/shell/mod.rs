@@ -20,16 +20,21 @@
 //!
 //! let bash = BashTool::with_config(Arc::new(NoConfinement), ShellConfig::default());
 //! assert_eq!(bash.spec().name, "bash");
-//! assert_eq!(bash.approval_scope(&serde_json::json!({"command": "git status -s"})).as_deref(), Some("git status"));
+//! let ctx = kun_ports::ToolHostContext::builder("thread", "turn").workspace("/ws").build();
+//! let scope = bash.approval_scope(&serde_json::json!({"command": "cargo test -p kun"}), &ctx).unwrap();
+//! assert_eq!(scope.grant, kun_ports::GrantKey::command("bash", "cargo test").scope);
 //! ```
 //!
 //! [`CommandConfinement`]: kun_ports::CommandConfinement
 
 mod background;
 mod bash;
+mod escalation;
 mod process;
+mod programs;
 mod run;
 mod scope;
+mod syntax;
 mod verify;
 
 use crate::OutputLimits;
@@ -40,7 +45,7 @@ pub use background::{BackgroundLimits, BackgroundShellTool};
 pub use bash::BashTool;
 pub use process::{NetworkAccess, is_secret_name};
 pub use run::ProgressForwarding;
-pub use scope::command_scope;
+pub use scope::{CommandScope, command_approval, command_scope};
 pub use verify::{CargoChecks, CheckSource, VerifyChangesTool, VerifyConfig, detect_checks};
 
 pub(crate) use process::{Stream, find_on_path, prepare, read_only_scope, spawn};

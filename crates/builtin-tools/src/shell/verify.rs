@@ -226,6 +226,7 @@ impl VerifyChangesTool {
                            and the tail of the output. Run it after changing code.";
         let spec = ToolSpec::new("verify_changes", description, schema_for::<VerifyArgs>())
             .with_kind(ToolKind::CommandExecution)
+            .with_command_runner(kun_ports::CommandRunner::Confinement)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::Unknown);
         Self {
