@@ -38,6 +38,8 @@ pub(crate) struct Grantable {
     pub(crate) key: Key,
     /// Arguments that break the grant.
     pub(crate) forbidden: &'static [Forbidden],
+    /// What a forbidden option does; completes "`prog` with `-x` …".
+    pub(crate) why: &'static str,
     /// Whether it only reads (the `untrusted` policy runs it confined without asking).
     pub(crate) reads_only: bool,
 }
@@ -131,6 +133,7 @@ const fn program(
         rule: Rule::Grantable(Grantable {
             key: Key::Program,
             forbidden,
+            why: OPTION_RUNS_OR_WRITES,
             reads_only,
         }),
     }
@@ -142,7 +145,29 @@ const fn subcommands(names: &'static [&'static str], forbidden: &'static [Forbid
         rule: Rule::Grantable(Grantable {
             key: Key::Subcommand,
             forbidden,
+            why: OPTION_RUNS_OR_WRITES,
             reads_only: false,
+        }),
+    }
+}
+
+/// The reason of most forbidden options.
+const OPTION_RUNS_OR_WRITES: &str = "runs another program, loads code or writes files";
+
+/// A grantable program whose forbidden options do something else.
+const fn program_because(
+    names: &'static [&'static str],
+    forbidden: &'static [Forbidden],
+    why: &'static str,
+    reads_only: bool,
+) -> Row {
+    Row {
+        names,
+        rule: Rule::Grantable(Grantable {
+            key: Key::Program,
+            forbidden,
+            why,
+            reads_only,
         }),
     }
 }
@@ -341,7 +366,7 @@ pub(crate) const TABLE: &[Row] = &[
         names: &["cd"],
         rule: Rule::Keyless,
     },
-    program(&["printf"], &[Short('v')], true),
+    program_because(&["printf"], &[Short('v')], SUBSCRIPTS, true),
     program(
         &[
             "cat",
@@ -620,6 +645,7 @@ pub(crate) fn rule_for(program: &str) -> Rule {
             Rule::Grantable(Grantable {
                 key: Key::Program,
                 forbidden: &[],
+                why: OPTION_RUNS_OR_WRITES,
                 reads_only: false,
             }),
             |row| row.rule,
@@ -683,6 +709,7 @@ mod tests {
             Rule::Grantable(Grantable {
                 key: Key::Program,
                 forbidden: &[],
+                why: OPTION_RUNS_OR_WRITES,
                 reads_only: false
             })
         );

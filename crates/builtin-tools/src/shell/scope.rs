@@ -145,7 +145,7 @@ fn command_key(
         Rule::Grantable(grantable) => {
             let key = grantable_key(program, args, grantable)?;
             for arg in args {
-                check_options(program, arg, grantable.forbidden)?;
+                check_options(program, arg, grantable.forbidden, grantable.why)?;
                 check_paths(arg, roots)?;
             }
             Ok((Some(key), grantable.reads_only))
@@ -185,16 +185,18 @@ fn grantable_key(
 }
 
 /// A forbidden option of `program` in `arg` breaks the grant.
-fn check_options(program: &str, arg: &str, forbidden: &[Forbidden]) -> Result<(), String> {
+fn check_options(
+    program: &str,
+    arg: &str,
+    forbidden: &[Forbidden],
+    why: &str,
+) -> Result<(), String> {
     let hit = forbidden
         .iter()
         .filter(|f| !matches!(f, Forbidden::Subcommand(_)))
         .find(|f| f.matches(arg));
     match hit {
-        Some(option) => Err(format!(
-            "`{program}` with `{}` can run code or write files",
-            option.spelled()
-        )),
+        Some(option) => Err(format!("`{program}` with `{}` {why}", option.spelled())),
         None => Ok(()),
     }
 }
@@ -236,7 +238,7 @@ fn check_paths(arg: &str, roots: &[PathBuf]) -> Result<(), String> {
         ));
     }
     if has_parent_component(arg) {
-        return Err(format!("`{arg}` uses `..`, which can leave the workspace"));
+        return Err(format!("`..` in `{arg}` can leave the workspace"));
     }
     for candidate in absolute_parts(arg) {
         if candidate != DEV_NULL && !lexically_inside(Path::new(candidate), roots) {

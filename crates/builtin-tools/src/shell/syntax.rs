@@ -48,8 +48,10 @@ pub(crate) enum NotPlain {
     Construct(String),
     /// An operator other than `;`, `&&`, `||`, `|`, `|&`.
     Operator(String),
-    /// A redirection to or from a file, a here-document or a here-string.
+    /// A redirection to or from a file.
     Redirection,
+    /// A here-document or here-string (its body may expand, and it feeds the program input).
+    HereDocument,
     /// An unquoted character that bash expands (`*`, `~`, `{`, `$`, …).
     Expands(char),
 }
@@ -67,6 +69,7 @@ impl fmt::Display for NotPlain {
                 "it redirects to or from a file (only `2>&1`-style and `/dev/null` redirections \
                  are plain)",
             ),
+            Self::HereDocument => f.write_str("it feeds a here-document or here-string"),
             Self::Expands(c) => write!(
                 f,
                 "an unquoted `{c}` makes bash expand the word (glob, brace, tilde or variable \
@@ -160,7 +163,7 @@ impl Walk<'_> {
                     match child.kind() {
                         "file_redirect" => self.harmless_redirect(child)?,
                         "heredoc_redirect" | "herestring_redirect" => {
-                            return Err(NotPlain::Redirection);
+                            return Err(NotPlain::HereDocument);
                         }
                         _ if child.is_named() => self.statement(child, out)?,
                         other => return Err(NotPlain::Operator(other.to_owned())),
@@ -221,7 +224,9 @@ impl Walk<'_> {
                     }
                 }
                 "file_redirect" => self.harmless_redirect(child)?,
-                "heredoc_redirect" | "herestring_redirect" => return Err(NotPlain::Redirection),
+                "heredoc_redirect" | "herestring_redirect" => {
+                    return Err(NotPlain::HereDocument);
+                }
                 _ if child.is_named() => words.push(self.word(child)?),
                 other => return Err(NotPlain::Construct(other.to_owned())),
             }
@@ -441,9 +446,9 @@ mod tests {
             ("cat < /etc/passwd", NotPlain::Redirection),
             ("ls 2>&1 >> log", NotPlain::Redirection),
             ("ls >& out", NotPlain::Redirection),
-            ("cat <<EOF\n$(id)\nEOF", NotPlain::Redirection),
-            ("cat <<'EOF'\nplain\nEOF", NotPlain::Redirection),
-            ("cat <<< x", NotPlain::Redirection),
+            ("cat <<EOF\n$(id)\nEOF", NotPlain::HereDocument),
+            ("cat <<'EOF'\nplain\nEOF", NotPlain::HereDocument),
+            ("cat <<< x", NotPlain::HereDocument),
             ("ls *.rs", NotPlain::Expands('*')),
             ("ls ?", NotPlain::Expands('?')),
             ("cat ~/.ssh/id_rsa", NotPlain::Expands('~')),
