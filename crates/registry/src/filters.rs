@@ -85,7 +85,7 @@ impl Default for PlanWhitelist {
 /// | 1 | provider | the provider is disabled or unavailable, in `blocked_provider_ids`, outside `allowed_provider_ids` (when given), or a `gui` provider on a non-GUI client surface |
 /// | 2 | tool lists | the name is in `blocked_tool_names`, or outside `allowed_tool_names` (when given); deny always wins, an allow-list only shrinks |
 /// | 3 | plan whitelist | the turn is planning and the tool is neither whitelisted by name nor `side_effect = read-only` |
-/// | 4 | sandbox | the [`SandboxPolicy`] blocks the tool's kind in the turn's mode (`Allowed` and `ApprovalRequired` are listed; `user_interaction` tools are exempt) |
+/// | 4 | sandbox | the [`SandboxPolicy`] blocks the tool's kind in the turn's mode (every other verdict is listed; `user_interaction` tools are exempt) |
 /// | 5 | the tool | [`Tool::should_advertise`](kun_ports::Tool::should_advertise) says no |
 ///
 /// Tools with `model_advertised = false` are never listed (they are left out of the listing
