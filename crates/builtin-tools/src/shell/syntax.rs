@@ -21,6 +21,15 @@
 //!
 //! Each word's **value** is what bash passes to the program: quotes removed, backslash escapes
 //! applied. The grant rules look at values, so `'-'e`, `-\e` and `"-e"` are all `-e`.
+//!
+//! **The parser never sees a character above U+007F.** tree-sitter-bash 0.25.1's scanner
+//! calls the C `isdigit` on a full code point after `{` (upstream issue #337), which reads
+//! outside glibc's table: `{` followed by U+E012C kills the process. So the grammar parses an
+//! ASCII shadow of the line — every non-ASCII character replaced by as many `a` bytes as it
+//! has, so byte offsets agree — and values are read from the original. Bash treats every
+//! non-ASCII character as an ordinary word character, as `a` is, so the shadow has the same
+//! shape. Control characters other than newline and tab refuse the line: bash keeps them
+//! inside words (a `\r` does not end a word) where the grammar treats them as spaces.
 
 use std::fmt;
 use tree_sitter::{Node, Parser};
@@ -54,6 +63,8 @@ pub(crate) enum NotPlain {
     HereDocument,
     /// An unquoted character that bash expands (`*`, `~`, `{`, `$`, …).
     Expands(char),
+    /// A control character other than newline and tab.
+    Control(char),
 }
 
 impl fmt::Display for NotPlain {
@@ -70,6 +81,11 @@ impl fmt::Display for NotPlain {
                  are plain)",
             ),
             Self::HereDocument => f.write_str("it feeds a here-document or here-string"),
+            Self::Control(c) => write!(
+                f,
+                "it contains the control character {}",
+                c.escape_unicode()
+            ),
             Self::Expands(c) => write!(
                 f,
                 "an unquoted `{c}` makes bash expand the word (glob, brace, tilde or variable \
@@ -103,6 +119,7 @@ fn describe_kind(kind: &str) -> String {
         | "c_style_for_statement"
         | "case_statement" => "a control-flow statement",
         "subscript" => "an array subscript",
+        "words after a redirection" => "arguments after a redirection (`cmd 2>&1 arg`)",
         other => return format!("`{other}`"),
     };
     what.to_owned()
@@ -116,11 +133,19 @@ pub(crate) fn simple_commands(source: &str) -> Result<Vec<SimpleCommand>, NotPla
     if source.len() > MAX_COMMAND_LINE {
         return Err(NotPlain::TooLong);
     }
+    if let Some(c) = source
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+    {
+        return Err(NotPlain::Control(c));
+    }
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_bash::LANGUAGE.into())
         .map_err(|_| NotPlain::Unparsed)?;
-    let tree = parser.parse(source, None).ok_or(NotPlain::Unparsed)?;
+    let tree = parser
+        .parse(ascii_shadow(source), None)
+        .ok_or(NotPlain::Unparsed)?;
     let root = tree.root_node();
     if root.has_error() {
         return Err(NotPlain::Unparsed);
@@ -133,7 +158,21 @@ pub(crate) fn simple_commands(source: &str) -> Result<Vec<SimpleCommand>, NotPla
     Ok(commands)
 }
 
-/// The source text the nodes point into.
+/// `source` with every non-ASCII character replaced by as many `a` bytes as it takes, so the
+/// byte offsets of the shadow's nodes are those of the original (see the module docs).
+fn ascii_shadow(source: &str) -> String {
+    let mut shadow = String::with_capacity(source.len());
+    for c in source.chars() {
+        if c.is_ascii() {
+            shadow.push(c);
+        } else {
+            shadow.extend(std::iter::repeat_n('a', c.len_utf8()));
+        }
+    }
+    shadow
+}
+
+/// The original text the nodes of the shadow's tree point into.
 struct Walk<'s> {
     source: &'s str,
 }
@@ -189,6 +228,11 @@ impl Walk<'_> {
             match child.kind() {
                 "file_descriptor" => {}
                 _ if !child.is_named() => operator = Some(child.kind()),
+                // The grammar puts words after a redirection (`cmd 2>&1 arg`) into it: they
+                // are the command's arguments, which this walk does not see, so refuse.
+                _ if target.is_some() => {
+                    return Err(NotPlain::Construct("words after a redirection".to_owned()));
+                }
                 _ => target = Some(child),
             }
         }
@@ -446,6 +490,10 @@ mod tests {
             ("cat < /etc/passwd", NotPlain::Redirection),
             ("ls 2>&1 >> log", NotPlain::Redirection),
             ("ls >& out", NotPlain::Redirection),
+            (
+                "ls 2>&1 src",
+                NotPlain::Construct("words after a redirection".into()),
+            ),
             ("cat <<EOF\n$(id)\nEOF", NotPlain::HereDocument),
             ("cat <<'EOF'\nplain\nEOF", NotPlain::HereDocument),
             ("cat <<< x", NotPlain::HereDocument),
@@ -463,6 +511,41 @@ mod tests {
                 "{source:?}"
             );
         }
+    }
+
+    /// Upstream issue #337: `{` then a code point the C `isdigit` table does not cover crashed
+    /// the process inside the grammar's scanner. The shadow keeps the grammar away from them.
+    #[test]
+    fn characters_that_crash_the_grammar_never_reach_it() {
+        for source in [
+            "{\u{E012C}",
+            "{\u{31860}",
+            "echo {1..\u{E0100}",
+            "ls {\u{10FFFF}",
+        ] {
+            assert!(simple_commands(source).is_err(), "{source:?}");
+        }
+        assert_eq!(
+            words("grep -n 'caf\u{e9} \u{4e2d}' \u{e9}t\u{e9}.md"),
+            [["grep", "-n", "caf\u{e9} \u{4e2d}", "\u{e9}t\u{e9}.md"]]
+        );
+        assert_eq!(
+            words("echo \"\u{1F600}\" x\u{E012C}"),
+            [["echo", "\u{1F600}", "x\u{E012C}"]]
+        );
+    }
+
+    #[test]
+    fn control_characters_other_than_newline_and_tab_refuse() {
+        for c in ['\r', '\0', '\u{b}', '\u{c}', '\u{1b}', '\u{7f}', '\u{85}'] {
+            let source = format!("cargo{c}test");
+            assert_eq!(
+                simple_commands(&source),
+                Err(NotPlain::Control(c)),
+                "{source:?}"
+            );
+        }
+        assert_eq!(words("cargo\ttest"), [["cargo", "test"]]);
     }
 
     #[test]
