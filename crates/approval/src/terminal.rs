@@ -79,9 +79,12 @@ where
             )
         };
         let echo = match &decision {
-            ApprovalDecision::Allow => "allowed once\n",
-            ApprovalDecision::AllowForSession => "allowed for this session\n",
-            ApprovalDecision::Deny { .. } => "denied\n",
+            ApprovalDecision::Allow => "allowed once\n".to_owned(),
+            ApprovalDecision::AllowForSession => format!(
+                "allowed for this session: {}\n",
+                printable(&request.grant_key.session_grant_text().unwrap_or_default())
+            ),
+            ApprovalDecision::Deny { .. } => "denied\n".to_owned(),
         };
         writer.write_all(echo.as_bytes()).await.map_err(failed)?;
         writer.flush().await.map_err(failed)?;
@@ -358,5 +361,48 @@ mod tests {
         assert!(question(&grantable).contains(
             "allow for session would also allow: later `bash` commands made only of `cargo test`, with plain arguments"
         ));
+    }
+
+    async fn answer(request: &ApprovalRequest, typed: &str) -> (ApprovalDecision, String) {
+        let mut screen = Vec::new();
+        let decision = TerminalApprover::new(typed.as_bytes(), &mut screen)
+            .prompt(request)
+            .await
+            .unwrap();
+        (decision, String::from_utf8(screen).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_one_call_command_is_never_promised_a_session_grant() {
+        let once = ApprovalRequest {
+            approval_id: "appr_3".to_owned(),
+            thread_id: "t".to_owned(),
+            turn_id: "u".to_owned(),
+            call_id: "c3".to_owned(),
+            tool_name: "bash".to_owned(),
+            arguments: json!({"command": "make && rm -rf $(pwd)"}),
+            reason: ApprovalReason::UnconfinedCommand,
+            grant_key: GrantKey::one_call("bash", "it uses command substitution"),
+            justification: None,
+        };
+        let (decision, screen) = answer(&once, "s\n").await;
+        assert_eq!(decision, ApprovalDecision::Allow, "{screen}");
+        assert!(!screen.contains("[s]ession"), "{screen}");
+        assert!(screen.contains("can only be allowed once"), "{screen}");
+        assert!(screen.ends_with("allowed once\n"), "{screen}");
+
+        let plain = ApprovalRequest {
+            grant_key: GrantKey::command("bash", "cargo test"),
+            ..once
+        };
+        let (decision, screen) = answer(&plain, "s\n").await;
+        assert_eq!(decision, ApprovalDecision::AllowForSession);
+        assert!(screen.contains("allow for [s]ession"), "{screen}");
+        assert!(
+            screen.ends_with(
+                "allowed for this session: later `bash` commands made only of `cargo test`, with plain arguments\n"
+            ),
+            "{screen}"
+        );
     }
 }

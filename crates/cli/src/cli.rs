@@ -24,9 +24,13 @@ pub enum Command {
     Call(CallArgs),
     /// Serve the gated tool surface as an MCP server (stdio, or streamable HTTP with --http).
     Serve(ServeArgs),
-    /// Show the effective configuration and where each value came from, the providers, the
-    /// configuration errors and the command confinement tier.
+    /// Show the effective configuration and where each value came from, the workspace's
+    /// trust and what it left out, the providers, the configuration errors and the command
+    /// confinement tier.
     Doctor(DoctorArgs),
+    /// Trust a workspace: add its canonical path to `[trust] workspaces` in the user config,
+    /// and print what its configuration changes from now on.
+    Trust(TrustArgs),
 }
 
 fn parse_mode<T: std::str::FromStr>(value: &str) -> Result<T, String>
@@ -68,6 +72,10 @@ pub struct Common {
     /// Never these tools (comma-separated).
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub deny_tools: Option<Vec<String>>,
+    /// Trust the workspace for this run: its .kun/config.toml and .mcp.json apply as the
+    /// user's own, its hooks run and its MCP servers start (`kun-tools trust DIR` to keep it).
+    #[arg(long)]
+    pub trust_workspace: bool,
 }
 
 /// `kun-tools catalog`.
@@ -152,9 +160,20 @@ pub struct DoctorArgs {
     /// What an approval becomes when the client cannot be asked: deny | allow.
     #[arg(long, value_name = "deny|allow", value_parser = parse_fallback)]
     pub approval_fallback: Option<ApprovalFallback>,
+    /// Trust the workspace for this run (see `catalog --help`).
+    #[arg(long)]
+    pub trust_workspace: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `kun-tools trust`.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The workspace to trust.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 impl DoctorArgs {
@@ -169,6 +188,7 @@ impl DoctorArgs {
             mode: self.mode,
             allow_tools: None,
             deny_tools: None,
+            trust_workspace: self.trust_workspace,
         }
     }
 }

@@ -1,14 +1,19 @@
 //! `kun-tools doctor`: what is configured, from where, and what is wrong.
 //!
-//! Reports, in order: the configuration files and whether each exists; every configuration
-//! error (each file is checked on its own, so all bad files show at once); the effective
-//! value of every key and the layer it came from; the providers and why any is unavailable;
-//! the catalog size and fingerprint; the command confinement tier and why. With errors, the
-//! providers and tier are those of the defaults, and the report says so.
+//! Reports, in order: the configuration files and whether each exists; whether the workspace
+//! is trusted and why, with the command that would trust it; every configuration error (each
+//! file is checked on its own, so all bad files show at once); the effective value of every
+//! key and the layer it came from; every workspace setting that was not applied (an untrusted
+//! workspace may only narrow) with the rule that left it out; the providers and why any is
+//! unavailable; the catalog size and fingerprint; the command confinement tier and why; each
+//! MCP server's state, with the exact `[trust] mcp_servers` line for a refused workspace
+//! definition. With errors, the providers and tier are those of the defaults, and the report
+//! says so.
 
 use crate::Outcome;
 use crate::cli::DoctorArgs;
 use crate::setup;
+use kun_composition::config::trust::trust_command;
 use kun_composition::{AssembleOptions, Assembly, ConfigError, Settings, Source};
 use kun_registry::fingerprint_catalog;
 use serde_json::{Value, json};
@@ -33,6 +38,7 @@ pub async fn run(args: &DoctorArgs) -> Outcome {
         Ok(settings) => (Some(settings.effective()), settings),
         Err(_) => (None, Settings::defaults(&sources.paths.workspace)),
     };
+    let trust = trust_report(&settings, effective.is_some());
     let report = match kun_composition::assemble(settings, AssembleOptions::default()) {
         Ok(assembly) => {
             let mut report = report(&sources, &errors, effective, Some(&assembly));
@@ -45,6 +51,10 @@ pub async fn run(args: &DoctorArgs) -> Outcome {
             report
         }
     };
+    let mut report = report;
+    if let Value::Object(map) = &mut report {
+        map.extend(trust);
+    }
     if args.json {
         println!("{report}");
     } else {
@@ -134,6 +144,36 @@ async fn mcp_servers(assembly: &Assembly, report: &mut Value) {
     }
 }
 
+/// `trust` (the workspace's standing, why, and the command that trusts it) and `ignored`
+/// (every workspace setting left out, with its rule and the line reported at load).
+fn trust_report(settings: &Settings, loaded: bool) -> serde_json::Map<String, Value> {
+    let workspace = &settings.workspace;
+    let trust = &settings.trust.workspace;
+    let ignored: Vec<Value> = settings
+        .ignored
+        .iter()
+        .map(|entry| {
+            let mut value = json!(entry);
+            value["reason"] = json!(entry.rule.describe());
+            value["line"] = json!(entry.line(workspace));
+            value
+        })
+        .collect();
+    let mut map = serde_json::Map::new();
+    map.insert(
+        "trust".to_owned(),
+        json!({
+            "trusted": trust.is_trusted(),
+            "how": trust,
+            "reason": trust.describe(),
+            "command": trust_command(workspace),
+            "known": loaded,
+        }),
+    );
+    map.insert("ignored".to_owned(), Value::Array(ignored));
+    map
+}
+
 fn layer_name(source: &Source) -> &'static str {
     match source {
         Source::Default => "default",
@@ -148,7 +188,21 @@ fn layer_name(source: &Source) -> &'static str {
 /// The report as text.
 fn text(report: &Value) -> String {
     let mut out = String::new();
-    let str_of = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    // Names, commands and paths can come from a repository's files: never print their
+    // control characters raw (they could drive the terminal).
+    let str_of = |v: &Value| {
+        let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+        text.chars()
+            .flat_map(|c| {
+                let escaped: Vec<char> = if c.is_control() {
+                    c.escape_default().collect()
+                } else {
+                    vec![c]
+                };
+                escaped
+            })
+            .collect::<String>()
+    };
     let _ = writeln!(out, "workspace: {}", str_of(&report["workspace"]));
     out.push_str("\nconfiguration files (later ones win):\n");
     for file in report["files"].as_array().into_iter().flatten() {
@@ -163,6 +217,17 @@ fn text(report: &Value) -> String {
             str_of(&file["layer"]),
             str_of(&file["path"])
         );
+    }
+    let trust = &report["trust"];
+    if trust["known"] == true {
+        let _ = writeln!(out, "\nworkspace trust: {}", str_of(&trust["reason"]));
+        if trust["trusted"] == false {
+            let _ = writeln!(
+                out,
+                "  to trust it: {} (or --trust-workspace for one run)",
+                str_of(&trust["command"])
+            );
+        }
     }
     let errors = report["errors"].as_array().cloned().unwrap_or_default();
     if errors.is_empty() {
@@ -197,6 +262,30 @@ fn text(report: &Value) -> String {
             "\neffective configuration: unavailable until the errors above are fixed; \
              providers and confinement below are those of the defaults\n",
         ),
+    }
+    if let Some(ignored) = report["ignored"].as_array().filter(|i| !i.is_empty()) {
+        let _ = writeln!(out, "\nignored workspace settings: {}", ignored.len());
+        for entry in ignored {
+            let effect = entry["in_effect"]
+                .as_str()
+                .map(|v| format!("; in effect: {v}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {} = {}  ({}): {}{effect}",
+                str_of(&entry["key"]),
+                str_of(&entry["given"]),
+                str_of(&entry["file"]),
+                str_of(&entry["reason"]),
+            );
+        }
+        if trust["trusted"] == false {
+            let _ = writeln!(
+                out,
+                "  they apply once the workspace is trusted: {}",
+                str_of(&trust["command"])
+            );
+        }
     }
     if let Some(err) = report.get("assembly_error") {
         let _ = writeln!(out, "\nassembly failed: {}", str_of(err));
@@ -261,6 +350,13 @@ MCP servers:
                 str_of(&server["target"]),
                 str_of(&server["state"]),
             );
+            if server["state"] == "refused" && server["defined_by"] == "workspace" {
+                let _ = writeln!(
+                    out,
+                    "    defined by the workspace; to trust this exact definition, add to your user config:\n      [trust] mcp_servers = [{}]",
+                    server["definition"]
+                );
+            }
         }
     }
     if let Some(err) = report["mcp_error"].as_str() {

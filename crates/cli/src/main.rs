@@ -4,7 +4,13 @@
 //! * `kun-tools call --workspace DIR [--yes|--no] TOOL ARGS_JSON` — one call through all gates.
 //! * `kun-tools call --workspace DIR --script FILE` — JSON lines, one turn each.
 //! * `kun-tools serve --workspace DIR [--http ADDR]` — the MCP server (see [`serve`]).
-//! * `kun-tools doctor [--workspace DIR] [--json]` — configuration, providers, confinement.
+//! * `kun-tools doctor [--workspace DIR] [--json]` — configuration, trust, providers,
+//!   confinement.
+//! * `kun-tools trust DIR` — trust a workspace from now on (see [`trust`]).
+//!
+//! `catalog`, `call`, `serve` and `doctor` take `--trust-workspace` to trust the workspace
+//! for one run. Workspace settings an untrusted workspace may not apply are reported once on
+//! stderr, one line each.
 //!
 //! Exit codes: 0 when a call produced a result (error results included), 1 when a call was
 //! refused with an `Err` (unknown or unadvertised tool, a `never` tool, an abort), 2 for usage
@@ -18,6 +24,7 @@ mod cli;
 mod doctor;
 mod serve;
 mod setup;
+mod trust;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -72,6 +79,7 @@ fn main() -> ExitCode {
             cli::Command::Call(args) => call::run(args).await,
             cli::Command::Serve(args) => serve::run(args).await,
             cli::Command::Doctor(args) => doctor::run(&args).await,
+            cli::Command::Trust(args) => trust::run(&args),
         }
     });
     // A stdio read still pending in the blocking pool must not keep the process alive.

@@ -1,7 +1,7 @@
 //! Shared start-up: logging, configuration and assembly.
 
 use crate::cli::Common;
-use kun_composition::config::ApprovalFallback;
+use kun_composition::config::{ApprovalFallback, TrustFlag};
 use kun_composition::{AssembleOptions, Assembly, ConfigPaths, Overrides, Settings};
 use std::path::PathBuf;
 
@@ -46,6 +46,11 @@ pub fn sources(common: &Common, fallback: Option<ApprovalFallback>) -> Result<So
         approval_fallback: fallback,
         allow_tools: common.allow_tools.clone(),
         deny_tools: common.deny_tools.clone(),
+        trust: if common.trust_workspace {
+            TrustFlag::ThisRun
+        } else {
+            TrustFlag::AsConfigured
+        },
     };
     let paths = ConfigPaths::standard(&workspace, common.config.clone());
     Ok(Sources { paths, overrides })
@@ -62,15 +67,28 @@ pub struct Loaded {
     pub settings: Settings,
 }
 
-/// Loads every layer for these flags.
+/// Loads every layer for these flags and reports, once on stderr, every workspace setting
+/// that was not applied (an untrusted workspace may only narrow).
 pub fn load(common: &Common, fallback: Option<ApprovalFallback>) -> Result<Loaded, String> {
     let Sources { paths, overrides } = sources(common, fallback)?;
     let settings = Settings::load(&paths, &overrides).map_err(|err| err.to_string())?;
+    report_ignored(&settings.ignored, &settings);
     Ok(Loaded {
         paths,
         overrides,
         settings,
     })
+}
+
+/// Prints one stderr line per ignored setting (naming the key, the file and the command that
+/// would trust the workspace).
+pub fn report_ignored<'a>(
+    ignored: impl IntoIterator<Item = &'a kun_composition::config::Ignored>,
+    settings: &Settings,
+) {
+    for entry in ignored {
+        eprintln!("kun-tools: {}", entry.line(&settings.workspace));
+    }
 }
 
 /// Loads configuration and assembles the host; errors are printed as usage errors.

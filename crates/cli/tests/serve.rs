@@ -273,9 +273,10 @@ async fn clients_without_elicitation_get_the_fallback() {
     assert!(!env.ws().join("src/new.txt").exists());
     session.cancel().await.unwrap();
 
-    // The fallback from the configuration file, then overridden by the flag.
+    // The fallback from the (trusted) workspace's configuration file, then overridden by the
+    // flag.
     env.workspace_config("approval_fallback = \"allow\"\n");
-    let session = stdio(&env, &[], Client::default()).await;
+    let session = stdio(&env, &["--trust-workspace"], Client::default()).await;
     let allowed = call(
         &session,
         "write",
@@ -285,7 +286,12 @@ async fn clients_without_elicitation_get_the_fallback() {
     .unwrap();
     output(&allowed, false);
     session.cancel().await.unwrap();
-    let session = stdio(&env, &["--approval-fallback", "deny"], Client::default()).await;
+    let session = stdio(
+        &env,
+        &["--trust-workspace", "--approval-fallback", "deny"],
+        Client::default(),
+    )
+    .await;
     let denied = call(
         &session,
         "write",
@@ -324,7 +330,8 @@ async fn hooks_from_toml_run_through_serve() {
         "[[hooks.PreToolUse]]\nmatcher = \"read\"\nhooks = [{ type = \"command\", command = \"sh ./.kun/hooks/check.sh\", timeout = 5 }]\n\n[[hooks.PostToolUse]]\nmatcher = \".*\"\nhooks = [{ type = \"command\", command = \"KUN_HOOK_MARK=post sh ./.kun/hooks/audit.sh\" }]\n",
     );
     std::fs::write(env.ws().join("src/secret.txt"), "hunter2\n").unwrap();
-    let session = stdio(&env, &[], Client::asking()).await;
+    // Hooks of the workspace's own config run only in a trusted workspace.
+    let session = stdio(&env, &["--trust-workspace"], Client::asking()).await;
     let denied = call(&session, "read", json!({"path": "src/secret.txt"}))
         .await
         .unwrap();

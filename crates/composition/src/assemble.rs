@@ -1,7 +1,7 @@
 //! Settings → providers → main and child registries → host.
 
 use crate::ChildRegistryBuilder;
-use crate::config::Settings;
+use crate::config::{ConfigError, Settings};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
 use kun_ports::{
@@ -13,7 +13,7 @@ use kun_registry::read_tracker::InMemoryReadTracker;
 use kun_registry::{
     CapabilityRegistry, CatalogFilters, Host, PlanWhitelist, RegistryError, fingerprint_catalog,
 };
-use kun_sandbox::{SandboxCapabilities, WorkspaceSandbox};
+use kun_sandbox::{ProtectedPaths, SandboxCapabilities, WorkspaceSandbox};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -62,6 +62,9 @@ pub enum AssembleError {
     /// Two providers clash.
     #[error("registry: {0}")]
     Registry(#[from] RegistryError),
+    /// The settings name something that does not exist (an unknown tool in a list).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 /// Everything a front end needs.
@@ -102,7 +105,8 @@ impl std::fmt::Debug for Assembly {
 /// Builds the registries and the host from `settings`.
 ///
 /// # Errors
-/// When hooks, the ledger or the providers cannot be set up.
+/// When hooks, the ledger or the providers cannot be set up, or a tool list names a tool
+/// that does not exist ([`AssembleError::Config`], naming the entry and the closest name).
 pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly, AssembleError> {
     let capabilities = SandboxCapabilities::probe();
     let ledger: Arc<dyn OperationLedger> = match &options.ledger {
@@ -152,6 +156,18 @@ fn builtin_provider(
     Arc::new(BuiltinProvider::new(builtin_options))
 }
 
+/// The guards `write`/`edit` may not change, minus the user's exceptions.
+fn protected_paths(settings: &Settings) -> Result<ProtectedPaths, AssembleError> {
+    let key = "sandbox.protected_path_exceptions";
+    ProtectedPaths::with_exceptions(&settings.sandbox_options.protected_path_exceptions).map_err(
+        |invalid| {
+            AssembleError::Config(
+                settings.error_at(key, format!("`{}`: {}", invalid.entry, invalid.reason)),
+            )
+        },
+    )
+}
+
 /// Settings and kept state → registries, hooks and host.
 fn wire(
     settings: Settings,
@@ -159,12 +175,23 @@ fn wire(
     kept: Kept,
 ) -> Result<Assembly, AssembleError> {
     let confinement = capabilities.confinement();
-    let sandbox = Arc::new(WorkspaceSandbox::for_confinement(confinement.as_ref()));
+    let sandbox = Arc::new(
+        WorkspaceSandbox::for_confinement(confinement.as_ref())
+            .with_protected_paths(protected_paths(&settings)?),
+    );
     let mut filters = CatalogFilters::new(sandbox);
     if let Some(names) = &settings.tools.plan_allow {
         filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));
     }
     let main_providers: Vec<Arc<dyn ToolProvider>> = vec![kept.builtin.clone()];
+    let registered = main_providers
+        .iter()
+        .flat_map(|provider| provider.tools())
+        .map(|tool| tool.spec().name.clone());
+    crate::lists::check(
+        &settings,
+        &crate::lists::KnownNames::new(registered, &settings),
+    )?;
     let mut child = ChildRegistryBuilder::default();
     child.add(Arc::clone(&kept.builtin));
     let registry = Arc::new(CapabilityRegistry::with_providers(

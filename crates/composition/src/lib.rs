@@ -15,6 +15,7 @@
 mod assemble;
 mod child;
 pub mod config;
+mod lists;
 mod mcp;
 
 pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assemble};

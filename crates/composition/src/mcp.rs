@@ -4,7 +4,7 @@
 //! reconnected server is never registered twice).
 
 use crate::Assembly;
-use crate::config::{ConfigError, McpServerEntry, Settings, TrustScope};
+use crate::config::{ConfigError, McpServerEntry, Settings};
 use kun_mcp::{
     McpCatalog, McpManager, McpServerConfig, SearchMode, SearchSettings, TransportConfig,
 };
@@ -84,7 +84,8 @@ fn absolute(base: &Path, path: &Path) -> PathBuf {
     }
 }
 
-/// One configured server as a `kun-mcp` configuration.
+/// One configured server as a `kun-mcp` configuration; `defined_by` follows the layer it came
+/// from, and kun-mcp decides from it whether the server may start.
 ///
 /// # Errors
 /// A server with neither `command` nor `url`, or with both.
@@ -125,10 +126,8 @@ pub fn server_config(
     };
     let mut config = McpServerConfig::with_transport(name, transport);
     config.enabled = entry.enabled.unwrap_or(true);
-    config.trust_scope = match entry.trust_scope {
-        TrustScope::User => kun_mcp::TrustScope::User,
-        TrustScope::Workspace => kun_mcp::TrustScope::Workspace,
-    };
+    config.defined_by = settings.defined_by(name);
+    config.trust_scope = entry.trust_scope;
     config.trusted_workspace_roots = entry
         .trusted_workspace_roots
         .iter()
@@ -227,6 +226,7 @@ pub async fn attach_mcp(assembly: &Assembly) -> Result<Option<McpAttachment>, Co
         .servers(servers)
         .search(search)
         .workspace(settings.workspace.clone())
+        .trust(settings.mcp_trust())
         .sanitizer(Arc::new(kun_builtin_tools::sanitize_schema))
         .start()
         .await

@@ -6,7 +6,9 @@
     reason = "test code"
 )]
 
-use kun_composition::config::{ApprovalFallback, ConfigPaths, Overrides, Settings, Source};
+use kun_composition::config::{
+    ApprovalFallback, ConfigPaths, Overrides, Settings, Source, TrustFlag,
+};
 use kun_ports::{ApprovalPolicy, HookPhase, SandboxMode, ThreadMode};
 use std::path::{Path, PathBuf};
 
@@ -56,6 +58,14 @@ fn defaults_without_any_file() {
     assert_eq!(s.source_of("sandbox"), Source::Default);
 }
 
+/// Flags that trust the workspace for the run: its layer then counts as the user's own.
+fn trusted() -> Overrides {
+    Overrides {
+        trust: TrustFlag::ThisRun,
+        ..Overrides::default()
+    }
+}
+
 #[test]
 fn four_layers_later_wins_key_by_key() {
     let layers = Layers::new();
@@ -73,7 +83,7 @@ fn four_layers_later_wins_key_by_key() {
     );
     let overrides = Overrides {
         sandbox: Some(SandboxMode::DangerFullAccess),
-        ..Overrides::default()
+        ..trusted()
     };
     let s = Settings::load(&layers.paths(true), &overrides).unwrap();
     assert_eq!(s.sandbox, SandboxMode::DangerFullAccess);
@@ -167,11 +177,20 @@ fn hooks_from_every_layer_run_user_first() {
     let layers = Layers::new();
     layers.write(&layers.user_file(), "[[hooks.PreToolUse]]\nmatcher = \"bash\"\nhooks = [{ type = \"command\", command = \"user.sh\" }]\n");
     layers.write(&layers.ws_file(), "[[hooks.PreToolUse]]\nmatcher = \"write|edit\"\nhooks = [{ type = \"command\", command = \"./.kun/hooks/check.sh\", timeout = 5 }]\n");
-    let s = Settings::load(&layers.paths(false), &Overrides::default()).unwrap();
+    let s = Settings::load(&layers.paths(false), &trusted()).unwrap();
     let groups = s.hooks.groups(HookPhase::PreToolUse);
     assert_eq!(groups.len(), 2);
     assert_eq!(groups[0].hooks[0].label(), "user.sh");
     assert_eq!(groups[1].hooks[0].label(), "./.kun/hooks/check.sh");
+
+    // An untrusted workspace's hooks do not run; the report names them.
+    let s = Settings::load(&layers.paths(false), &Overrides::default()).unwrap();
+    let groups = s.hooks.groups(HookPhase::PreToolUse);
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0].hooks[0].label(), "user.sh");
+    assert_eq!(s.ignored.len(), 1, "{:?}", s.ignored);
+    assert_eq!(s.ignored[0].key, "hooks.PreToolUse");
+    assert!(s.ignored[0].given.contains("check.sh"), "{:?}", s.ignored);
 }
 
 #[test]
@@ -299,7 +318,7 @@ fn effective_values_say_where_they_came_from() {
     );
     let overrides = Overrides {
         approval_fallback: Some(ApprovalFallback::Allow),
-        ..Overrides::default()
+        ..trusted()
     };
     let s = Settings::load(&layers.paths(false), &overrides).unwrap();
     let effective = s.effective();

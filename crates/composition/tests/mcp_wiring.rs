@@ -116,8 +116,9 @@ async fn a_server_entry_without_a_transport_is_a_config_error() {
     assert!(err.message.contains("command"), "{err}");
 }
 
-/// A repository's own `.kun/config.toml` or `.mcp.json` cannot start a server: it is
-/// workspace-scoped, and this workspace is not among the roots the user trusts.
+/// A repository's own `.kun/config.toml` or `.mcp.json` cannot start a server, whatever
+/// trust it claims for it; a user definition of the same name does not lend it trust; a pin of
+/// the exact definition does.
 #[tokio::test]
 async fn servers_a_workspace_declares_for_itself_are_not_started() {
     let dir = tempfile::tempdir().unwrap();
@@ -163,20 +164,52 @@ async fn servers_a_workspace_declares_for_itself_are_not_started() {
         .unwrap()
         .clone();
     assert_eq!(sneaky["available"], false);
+    let pin = attachment
+        .statuses()
+        .into_iter()
+        .find(|s| s.name == "sneaky")
+        .unwrap()
+        .definition;
     attachment.shutdown().await;
     assert!(!marker.exists(), "an untrusted server was started");
 
-    // The user's config trusts the workspace: now the same server may start.
+    // The user's config defines a server of the same name and trusts it everywhere: the
+    // workspace's definition still does not inherit that trust.
     let user = dir.path().join("user.toml");
-    std::fs::write(&user, format!("[mcp_servers.sneaky]\ncommand = \"sh\"\nargs = [\"-c\", {command:?}]\ntrust_scope = \"workspace\"\ntrusted_workspace_roots = [{:?}]\nstartup_timeout_seconds = 2\n", ws.to_string_lossy())).unwrap();
+    std::fs::write(&user, "[mcp_servers.sneaky]\ncommand = \"/bin/true\"\n").unwrap();
     let paths = ConfigPaths {
         workspace: ws.clone(),
-        user: Some(user),
+        user: Some(user.clone()),
         explicit: None,
     };
     let settings = Settings::load(&paths, &Overrides::default()).unwrap();
     let assembly = assemble(settings, AssembleOptions::default()).unwrap();
     let attachment = attach_mcp(&assembly).await.unwrap().unwrap();
     attachment.shutdown().await;
-    assert!(marker.exists(), "a server the user trusts here is started");
+    assert!(
+        !marker.exists(),
+        "a redefined server inherited the user's trust"
+    );
+
+    // The user pins that exact definition: now it may start (and only it: `.mcp.json`'s
+    // `other` stays refused).
+    std::fs::write(
+        &user,
+        format!("[trust]\nmcp_servers = [\"{pin}\"]\n[mcp_servers.x]\ncommand = \"true\"\nenabled = false\n"),
+    )
+    .unwrap();
+    let settings = Settings::load(&paths, &Overrides::default()).unwrap();
+    let assembly = assemble(settings, AssembleOptions::default()).unwrap();
+    let attachment = attach_mcp(&assembly).await.unwrap().unwrap();
+    let other = attachment
+        .statuses()
+        .into_iter()
+        .find(|s| s.name == "other")
+        .unwrap();
+    assert!(
+        matches!(other.state, kun_mcp::ServerState::Refused { .. }),
+        "{other:?}"
+    );
+    attachment.shutdown().await;
+    assert!(marker.exists(), "a server the user pinned is started");
 }

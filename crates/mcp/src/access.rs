@@ -1,8 +1,10 @@
 //! Where a server may be used: visible ∧ trusted, for the turn's primary workspace root.
 //!
 //! * **Visible**: `workspace_roots` is empty, or the workspace lies inside one of them.
-//! * **Trusted**: the trust scope is `user`, or the workspace lies inside one of
-//!   `trusted_workspace_roots`.
+//! * **Trusted**: decided by [`McpTrust::vouch`](crate::McpTrust::vouch) (see
+//!   [`trust`](crate::trust)): a user definition by its `trust_scope` (`user` everywhere,
+//!   `workspace` inside `trusted_workspace_roots`); a workspace definition only when the user
+//!   trusts the workspace or pinned the definition — otherwise nowhere.
 //!
 //! "Inside" compares whole path components after lexical normalisation (`.` dropped, `..`
 //! folded, trailing `/` ignored): `/work/app` is inside `/work`, `/work-other` is not. Checked
@@ -10,14 +12,15 @@
 //! ([`Tool::should_advertise`](kun_ports::Tool::should_advertise) and the tool itself).
 //!
 //! ```
-//! use kun_mcp::{McpServerConfig, TrustScope, access::{ServerAccess, AccessDenied}};
+//! use kun_mcp::{McpServerConfig, McpTrust, TrustScope, access::{ServerAccess, AccessDenied}};
 //! let config = McpServerConfig::stdio("db", "db-mcp").with_trust(TrustScope::Workspace, ["/work/app"]);
-//! let access = ServerAccess::from_config(&config);
+//! let access = ServerAccess::new(&config, &McpTrust::default());
 //! assert_eq!(access.check(Some("/work/app/sub".as_ref())), Ok(()));
 //! assert_eq!(access.check(Some("/work/other".as_ref())), Err(AccessDenied::Untrusted));
 //! ```
 
 use crate::config::{McpServerConfig, TrustScope};
+use crate::trust::{DefinitionId, McpTrust, Vouch};
 use kun_ports::ToolHostContext;
 use std::path::{Component, Path, PathBuf};
 
@@ -26,62 +29,101 @@ use std::path::{Component, Path, PathBuf};
 pub enum AccessDenied {
     /// The workspace is outside the server's `workspace_roots`.
     NotVisible,
-    /// The server is workspace-scoped and the workspace is not one it is trusted in.
+    /// A user definition scoped to other workspaces (`trusted_workspace_roots`).
     Untrusted,
+    /// A workspace definition nobody vouched for: the workspace is not trusted and the
+    /// definition is not pinned.
+    Unvouched,
 }
 
 impl AccessDenied {
-    /// A short machine-readable name: `not_visible` or `untrusted`.
+    /// A short machine-readable name: `not_visible`, `untrusted` or `unvouched`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::NotVisible => "not_visible",
             Self::Untrusted => "untrusted",
+            Self::Unvouched => "unvouched",
         }
     }
+}
 
-    /// A message for the model (and the user) saying what to do.
-    #[must_use]
-    pub fn message(self, server: &str, workspace: Option<&Path>) -> String {
-        let place = workspace.map_or_else(
-            || "without a workspace".to_owned(),
-            |w| format!("in workspace `{}`", w.display()),
-        );
-        match self {
-            Self::NotVisible => format!(
-                "MCP server `{server}` is not enabled {place}: it is configured for other workspaces only (its `workspace_roots`). Add this workspace there to use it here."
-            ),
-            Self::Untrusted => format!(
-                "MCP server `{server}` is not trusted {place}: it is workspace-scoped and this workspace is not in its `trusted_workspace_roots`. Add the workspace there, or configure the server in the user config (trust_scope = \"user\"), to use it."
-            ),
-        }
-    }
+/// Where a server is trusted, decided once from its definition and the user's word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum TrustedIn {
+    Everywhere,
+    Roots(Vec<PathBuf>),
+    Nowhere,
 }
 
 /// A server's visibility and trust settings, with paths normalised once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerAccess {
     visible_in: Vec<PathBuf>,
-    scope: TrustScope,
-    trusted_in: Vec<PathBuf>,
+    trusted_in: TrustedIn,
+    definition: DefinitionId,
 }
 
 impl ServerAccess {
-    /// The settings of `config`.
+    /// The settings of `config` under the user's word `trust`.
     #[must_use]
-    pub fn from_config(config: &McpServerConfig) -> Self {
+    pub fn new(config: &McpServerConfig, trust: &McpTrust) -> Self {
+        let trusted_in = match trust.vouch(config) {
+            Vouch::UserDefinition => match config.trust_scope {
+                TrustScope::User => TrustedIn::Everywhere,
+                TrustScope::Workspace => TrustedIn::Roots(
+                    config
+                        .trusted_workspace_roots
+                        .iter()
+                        .map(|p| normalize(p))
+                        .collect(),
+                ),
+            },
+            Vouch::TrustedWorkspace | Vouch::Pinned => TrustedIn::Everywhere,
+            Vouch::Unvouched(_) => TrustedIn::Nowhere,
+        };
         Self {
             visible_in: config
                 .workspace_roots
                 .iter()
                 .map(|p| normalize(p))
                 .collect(),
-            scope: config.trust_scope,
-            trusted_in: config
-                .trusted_workspace_roots
-                .iter()
-                .map(|p| normalize(p))
-                .collect(),
+            trusted_in,
+            definition: config.definition_id(),
+        }
+    }
+
+    /// The settings of a user definition `config` (no workspace trust, no pins).
+    #[must_use]
+    pub fn from_config(config: &McpServerConfig) -> Self {
+        Self::new(config, &McpTrust::default())
+    }
+
+    /// The id of the server's definition.
+    #[must_use]
+    pub const fn definition(&self) -> &DefinitionId {
+        &self.definition
+    }
+
+    /// A message for the model (and the user) saying why `server` cannot be used and what to
+    /// do about it.
+    #[must_use]
+    pub fn explain(&self, denied: AccessDenied, server: &str, workspace: Option<&Path>) -> String {
+        let place = workspace.map_or_else(
+            || "without a workspace".to_owned(),
+            |w| format!("in workspace `{}`", w.display()),
+        );
+        match denied {
+            AccessDenied::NotVisible => format!(
+                "MCP server `{server}` is not enabled {place}: it is configured for other workspaces only (its `workspace_roots`). Add this workspace there to use it here."
+            ),
+            AccessDenied::Untrusted => format!(
+                "MCP server `{server}` is not trusted {place}: your configuration trusts it only in its `trusted_workspace_roots`. Add the workspace there, or set trust_scope = \"user\", to use it."
+            ),
+            AccessDenied::Unvouched => format!(
+                "MCP server `{server}` is defined by the workspace's own configuration (`.kun/config.toml` or `.mcp.json`) and the workspace is not trusted, so it is not started {place}; a workspace definition never inherits the trust of a server of the same name in your user config. To run it, trust the workspace (`kun-tools trust <dir>`), or trust this exact definition by adding `{}` to your user config.",
+                self.definition.pin_line()
+            ),
         }
     }
 
@@ -99,12 +141,13 @@ impl ServerAccess {
         {
             return Err(AccessDenied::NotVisible);
         }
-        match self.scope {
-            TrustScope::User => Ok(()),
-            TrustScope::Workspace => {
+        match &self.trusted_in {
+            TrustedIn::Everywhere => Ok(()),
+            TrustedIn::Nowhere => Err(AccessDenied::Unvouched),
+            TrustedIn::Roots(roots) => {
                 let trusted = workspace
                     .as_ref()
-                    .is_some_and(|w| self.trusted_in.iter().any(|root| w.starts_with(root)));
+                    .is_some_and(|w| roots.iter().any(|root| w.starts_with(root)));
                 if trusted {
                     Ok(())
                 } else {
@@ -112,6 +155,12 @@ impl ServerAccess {
                 }
             }
         }
+    }
+
+    /// Whether a workspace definition nobody vouched for (refused wherever it is used).
+    #[must_use]
+    pub fn is_unvouched(&self) -> bool {
+        self.trusted_in == TrustedIn::Nowhere
     }
 
     /// Checks the primary workspace root of a turn.
@@ -238,17 +287,51 @@ mod tests {
 
     #[test]
     fn messages_say_what_to_do() {
-        let text = AccessDenied::Untrusted.message("db", Some(Path::new("/w")));
+        let a = access(TrustScope::Workspace, &[], &[]);
+        let text = a.explain(AccessDenied::Untrusted, "db", Some(Path::new("/w")));
         assert!(
             text.contains("`db`")
                 && text.contains("not trusted")
                 && text.contains("trusted_workspace_roots"),
             "{text}"
         );
-        let text = AccessDenied::NotVisible.message("db", None);
+        let text = a.explain(AccessDenied::NotVisible, "db", None);
         assert!(
             text.contains("without a workspace") && text.contains("workspace_roots"),
             "{text}"
+        );
+    }
+
+    /// A workspace definition: refused unless the workspace is trusted or the definition
+    /// pinned, whatever its own `trust_scope` says; the message carries the pin line.
+    #[test]
+    fn workspace_definitions_need_the_users_word() {
+        use crate::trust::{DefinedBy, WorkspaceStanding};
+        let config = McpServerConfig::stdio("helper", "./evil.sh")
+            .defined_by(DefinedBy::Workspace)
+            .with_trust(TrustScope::User, ["/w"]);
+        let id = config.definition_id();
+        let untrusted = ServerAccess::new(&config, &McpTrust::default());
+        assert_eq!(
+            untrusted.check(Some(Path::new("/w"))),
+            Err(AccessDenied::Unvouched)
+        );
+        assert_eq!(untrusted.check(None), Err(AccessDenied::Unvouched));
+        assert!(untrusted.is_unvouched());
+        let text = untrusted.explain(AccessDenied::Unvouched, "helper", Some(Path::new("/w")));
+        assert!(
+            text.contains(&id.pin_line()) && text.contains("kun-tools trust"),
+            "{text}"
+        );
+        let trusted = McpTrust::new(WorkspaceStanding::Trusted, []);
+        assert_eq!(
+            ServerAccess::new(&config, &trusted).check(Some(Path::new("/x"))),
+            Ok(())
+        );
+        let pinned = McpTrust::new(WorkspaceStanding::Untrusted, [id]);
+        assert_eq!(
+            ServerAccess::new(&config, &pinned).check(Some(Path::new("/x"))),
+            Ok(())
         );
     }
 

@@ -14,6 +14,7 @@
 //! assert!(config.enabled);
 //! ```
 
+use crate::trust::{DefinedBy, DefinitionId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -84,15 +85,15 @@ impl TransportConfig {
     }
 }
 
-/// Who vouches for a server, which decides where it is trusted.
+/// Where a server the **user** defined is trusted (`trust_scope` in its entry). A workspace
+/// definition's scope is ignored: see [`trust`](crate::trust).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrustScope {
-    /// Configured by the user: trusted in every workspace.
+    /// Trusted in every workspace.
     #[default]
     User,
-    /// Configured by a workspace (`.mcp.json`, `.kun/config.toml`): trusted only inside
-    /// `trusted_workspace_roots`. With none, it is trusted nowhere.
+    /// Trusted only inside `trusted_workspace_roots` (with none, nowhere).
     Workspace,
 }
 
@@ -149,9 +150,12 @@ pub struct McpServerConfig {
     /// The user's switch; a disabled server is listed in diagnostics as disabled and never
     /// started.
     pub enabled: bool,
-    /// Who vouches for it.
+    /// Who wrote the definition (see [`trust`](crate::trust)).
+    #[serde(default)]
+    pub defined_by: DefinedBy,
+    /// Where a user definition is trusted.
     pub trust_scope: TrustScope,
-    /// Where a workspace-scoped server is trusted.
+    /// Where a user definition with `trust_scope = workspace` is trusted.
     pub trusted_workspace_roots: Vec<PathBuf>,
     /// Where the server is visible at all (empty: everywhere).
     pub workspace_roots: Vec<PathBuf>,
@@ -197,6 +201,7 @@ impl McpServerConfig {
             name: name.into(),
             transport,
             enabled: true,
+            defined_by: DefinedBy::User,
             trust_scope: TrustScope::User,
             trusted_workspace_roots: Vec::new(),
             workspace_roots: Vec::new(),
@@ -243,6 +248,19 @@ impl McpServerConfig {
         self.trust_scope = scope;
         self.trusted_workspace_roots = roots.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// Says who wrote the definition (the user by default).
+    #[must_use]
+    pub const fn defined_by(mut self, by: DefinedBy) -> Self {
+        self.defined_by = by;
+        self
+    }
+
+    /// The id of this exact definition, `<name>:<hash>` (see [`DefinitionId`]).
+    #[must_use]
+    pub fn definition_id(&self) -> DefinitionId {
+        DefinitionId::of(self)
     }
 
     /// Restricts where the server is visible.

@@ -11,8 +11,11 @@
 //!   for diagnostics (`kun-tools doctor`).
 //! * [`naming`] — `mcp_<server>_<tool>` in `[a-z0-9_]`, at most 64 characters, hash suffixes
 //!   for over-long, lossy or colliding names, and an exact reverse map.
-//! * [`access`] — visibility (`workspace_roots`) and trust (`trust_scope`,
-//!   `trusted_workspace_roots`), checked when listing and again when calling.
+//! * [`trust`] — who vouches for a server: trust follows the definition (name + transport,
+//!   hashed into a [`DefinitionId`]), never the name; a workspace definition runs only in a
+//!   trusted workspace or when pinned.
+//! * [`access`] — visibility (`workspace_roots`) and trust, checked when listing and again
+//!   when calling.
 //! * [`annotations`] — MCP annotations → policy, kind and side effect (read-only ∧ closed
 //!   world → `auto`; open world → `untrusted`; everything else `on-request`; anything not
 //!   read-only is `command_execution`).
@@ -57,6 +60,7 @@ mod remote;
 pub mod search;
 mod status;
 mod tool;
+pub mod trust;
 
 pub use config::{
     ConfigError, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpServerConfig, ReconnectPolicy,
@@ -71,3 +75,4 @@ pub use remote::RemoteTool;
 pub use search::gateway::{CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL};
 pub use status::{ServerState, ServerStatus};
 pub use tool::McpTool;
+pub use trust::{DefinedBy, DefinitionId, McpTrust, Vouch, WorkspaceStanding};

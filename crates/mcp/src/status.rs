@@ -9,6 +9,7 @@
 //! | `failed` | unavailable: gave up, and why |
 //! | `stopped` | unavailable: shut down |
 
+use crate::trust::{DefinedBy, DefinitionId};
 use kun_ports::ProviderPolicy;
 use serde::Serialize;
 
@@ -19,7 +20,7 @@ pub enum ServerState {
     /// Turned off in the configuration; never started.
     Disabled,
     /// Not started: not visible or not trusted in the workspace the manager was started for
-    /// (a workspace-scoped server from a cloned repository never runs on its own say-so).
+    /// (a server defined by a cloned repository never runs on its own say-so).
     Refused {
         /// Why, and what to configure to use it.
         reason: String,
@@ -88,6 +89,10 @@ impl ServerState {
 pub struct ServerStatus {
     /// The configured name.
     pub name: String,
+    /// The id of its exact definition, `<name>:<hash>` (what `[trust] mcp_servers` pins).
+    pub definition: DefinitionId,
+    /// Who wrote the definition.
+    pub defined_by: DefinedBy,
     /// `mcp:<name>`.
     pub provider_id: String,
     /// `stdio` or `streamable_http`.
@@ -138,6 +143,8 @@ mod tests {
     fn status_serialises_flat() {
         let status = ServerStatus {
             name: "time".into(),
+            definition: crate::McpServerConfig::stdio("time", "t").definition_id(),
+            defined_by: DefinedBy::User,
             provider_id: "mcp:time".into(),
             transport: "stdio",
             target: "mcp-server-time".into(),

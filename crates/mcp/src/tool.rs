@@ -81,7 +81,7 @@ pub(crate) fn access_denied(
 ) -> Option<ToolResult> {
     let workspace = roots.first().map(PathBuf::as_path);
     let denied = access.check(workspace).err()?;
-    let mut result = ToolResult::tool_error(denied.message(server, workspace));
+    let mut result = ToolResult::tool_error(access.explain(denied, server, workspace));
     if let Value::Object(map) = &mut result.output {
         map.insert("mcp_access".to_owned(), json!(denied.as_str()));
         map.insert("server".to_owned(), json!(server));

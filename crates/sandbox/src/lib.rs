@@ -21,6 +21,14 @@
 //! mode but danger-full-access its physical target, with symlinks followed (dangling ones by
 //! hand, at most [`MAX_LINK_FOLLOWS`] links), must lie inside a root's canonical path, for
 //! reads as well as writes: `<ws>/evil -> /etc/passwd` is as far out as `../../etc/passwd`.
+//! A read outside is `sandbox_read_blocked`, a write outside `sandbox_write_blocked`.
+//!
+//! ## Protected paths
+//!
+//! A write may not touch the agent's own guards — `.git`, `.kun`, `.mcp.json`, `.claude`,
+//! `.agents`, at any depth — in any mode but danger-full-access: `sandbox_protected_path`,
+//! unless the user's config lists an exception ([`ProtectedPaths`]). The rule sits where
+//! paths are resolved for writing, so every file-changing tool obeys it.
 //!
 //! ## Confinement
 //!
@@ -61,7 +69,13 @@
 //! let escape = sandbox
 //!     .resolve_path("../elsewhere.txt", &roots, SandboxMode::WorkspaceWrite, PathAccess::Read)
 //!     .unwrap_err();
-//! assert_eq!(escape.code, ErrorCode::SandboxWriteBlocked);
+//! assert_eq!(escape.code, ErrorCode::SandboxReadBlocked);
+//!
+//! // The agent's own guards are not writable.
+//! let guard = sandbox
+//!     .resolve_path(".git/hooks/pre-commit", &roots, SandboxMode::WorkspaceWrite, PathAccess::Write)
+//!     .unwrap_err();
+//! assert_eq!(guard.code, ErrorCode::SandboxProtectedPath);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -71,9 +85,11 @@ mod matrix;
 mod paths;
 mod physical;
 mod policy;
+mod protected;
 
 pub use confinement::{NoConfinement, SandboxCapabilities};
 pub use matrix::tool_verdict;
 pub use paths::resolve_workspace_path;
 pub use physical::MAX_LINK_FOLLOWS;
 pub use policy::WorkspaceSandbox;
+pub use protected::{InvalidException, ProtectedPaths};

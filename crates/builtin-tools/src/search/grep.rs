@@ -171,11 +171,30 @@ fn build_matcher(pattern: &str, ignore_case: bool, literal: bool) -> Result<Rege
         .build(pattern)
         .map_err(|err| {
             Failure::invalid(format!(
-                "invalid regular expression: {err}\nEscape regex metacharacters with \\, or pass literal: true to \
-                 search for the plain text."
+                "invalid regular expression: {}\nEscape regex metacharacters with \\, or pass literal: true to \
+                 search for the plain text.",
+                bounded(&err.to_string(), MAX_QUOTED_ERROR)
             ))
-            .with("pattern", pattern)
+            .with("pattern", bounded(pattern, MAX_QUOTED_PATTERN))
         })
+}
+
+/// How much of a rejected pattern an error quotes.
+const MAX_QUOTED_PATTERN: usize = 200;
+/// How much of the regex engine's own message an error quotes (it can repeat the pattern).
+const MAX_QUOTED_ERROR: usize = 2_000;
+
+/// `text` whole when it has at most `max` characters, else its first `max` characters and
+/// how long it was, so an error never echoes a megabyte-sized argument back.
+fn bounded(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!(
+            "{}… (cut: {} characters in all)",
+            &text[..cut],
+            text.chars().count()
+        ),
+    }
 }
 
 /// One match as the model sees it.

@@ -9,9 +9,30 @@
 //! | other | unset | refused at start-up with an error |
 //! | other | set | served; every request needs the token |
 //!
-//! A missing or wrong token is `401 Unauthorized` and never reaches the MCP layer. On
-//! loopback, rmcp's `Host` check (against DNS rebinding) stays on; beyond loopback the token
-//! is the guard. Each MCP session (an `Mcp-Session-Id`) gets its own [`Session`].
+//! Every request, in this order:
+//!
+//! | check | failure |
+//! |---|---|
+//! | `Origin` (absent, or loopback: `http(s)://localhost`, `127.0.0.1`, `[::1]` on any port, or listed in `[serve] allowed_origins`) | `403` naming the origin and the setting (the MCP transport spec's MUST: a web page must not drive local tools) |
+//! | OAuth discovery and registration paths | `/.well-known/*` `404` and `POST /register` `400`, each with the token guidance (below) |
+//! | the bearer token, when one is required | `401` saying whether it was missing or wrong, and how to pass it |
+//! | the path is `/mcp` | `404` |
+//!
+//! **Why 401 looks like this.** kun-tools uses a static token, not OAuth. Any 401 makes
+//! OAuth-capable clients (the TypeScript SDK with an auth provider, the MCP Inspector at
+//! connect time) try discovery: protected-resource metadata, authorization-server metadata,
+//! then dynamic client registration at `POST /register`. So: the 401 carries
+//! `WWW-Authenticate: Bearer realm="kun-tools"` (RFC 6750; `error="invalid_token"` only for a
+//! wrong token) and never `resource_metadata`; every metadata path answers 404 with the
+//! guidance; `POST /register` answers 400 with an OAuth error body whose `error_description`
+//! is the guidance, which the SDKs put in the error they report ("… rejected …: send
+//! `Authorization: Bearer <KUN_TOKEN>`"). Claude Code with a configured
+//! `headers.Authorization` reports the server as failed with the 401 body, without OAuth.
+//!
+//! `DELETE` of a session answers `200` (rmcp says `202`; the Python SDK accepts only 200 or
+//! 204 and logs "Session termination failed: 202" otherwise). On loopback, rmcp's `Host`
+//! check (against DNS rebinding) stays on; beyond loopback the token is the guard. Each MCP
+//! session (an `Mcp-Session-Id`) gets its own [`Session`].
 
 use crate::serve::live::Live;
 use crate::serve::session::Session;
@@ -71,17 +92,112 @@ impl Access {
         }
     }
 
-    /// Whether a request's headers pass.
-    fn admits(&self, headers: &header::HeaderMap) -> bool {
+    /// Whether a request's headers pass, and if not, why.
+    fn admits(&self, headers: &header::HeaderMap) -> Admission {
         let Self::Token(token) = self else {
-            return true;
+            return Admission::Admitted;
         };
-        headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "))
-            .is_some_and(|given| same_secret(given.trim().as_bytes(), token.as_bytes()))
+        let Some(value) = headers.get(header::AUTHORIZATION) else {
+            return Admission::Missing;
+        };
+        let Some(given) = value.to_str().ok().and_then(|v| {
+            let (scheme, rest) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(rest)
+        }) else {
+            return Admission::NotBearer;
+        };
+        if same_secret(given.trim().as_bytes(), token.as_bytes()) {
+            Admission::Admitted
+        } else {
+            Admission::Wrong
+        }
     }
+}
+
+/// The token check's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Admission {
+    /// No token needed, or the right one.
+    Admitted,
+    /// No `Authorization` header.
+    Missing,
+    /// An `Authorization` header that is not `Bearer <token>`.
+    NotBearer,
+    /// A bearer token that does not match.
+    Wrong,
+}
+
+/// How to send the token, for every refusal that should lead a person to it.
+const TOKEN_GUIDANCE: &str = "kun-tools uses a static bearer token, not OAuth: send the header \
+    `Authorization: Bearer <token>` with the KUN_TOKEN value the server was started with (Claude \
+    Code: `claude mcp add --transport http kun <url> --header \"Authorization: Bearer $KUN_TOKEN\"`; \
+    MCP Inspector: Authentication > Custom Headers).";
+
+impl Admission {
+    /// The 401 for a refusal, with its body and `WWW-Authenticate` (see the module docs);
+    /// `None` when admitted.
+    fn refusal(self) -> Option<Response<Body>> {
+        let (why, challenge) = match self {
+            Self::Admitted => return None,
+            Self::Missing => (
+                "401 Unauthorized: the bearer token is missing (the request has no `Authorization` header).",
+                "Bearer realm=\"kun-tools\"",
+            ),
+            Self::NotBearer => (
+                "401 Unauthorized: the `Authorization` header is not `Bearer <token>`.",
+                "Bearer realm=\"kun-tools\", error=\"invalid_request\"",
+            ),
+            Self::Wrong => (
+                "401 Unauthorized: the bearer token is wrong (it does not match the server's KUN_TOKEN; check for quotes or spaces around it).",
+                "Bearer realm=\"kun-tools\", error=\"invalid_token\"",
+            ),
+        };
+        let mut response = plain(
+            StatusCode::UNAUTHORIZED,
+            format!("{why} {TOKEN_GUIDANCE}\n"),
+        );
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static(challenge),
+        );
+        Some(response)
+    }
+}
+
+/// Loopback hosts every origin check accepts.
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+/// Whether an `Origin` header value may reach the server: a loopback origin (`http` or
+/// `https`, any port), or one matching an `allowed_origins` entry exactly or with `:*` as
+/// any port. Compared case-insensitively; `null` and anything unparsable are refused.
+fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    let origin = origin.to_ascii_lowercase();
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return false;
+    };
+    if !matches!(scheme, "http" | "https") || rest.contains('/') {
+        return false;
+    }
+    let host = match rest.strip_prefix('[').and_then(|r| r.find(']')) {
+        Some(end) => &rest[..end + 2],
+        None => rest.split(':').next().unwrap_or(rest),
+    };
+    if LOOPBACK_HOSTS.contains(&host) {
+        return true;
+    }
+    allowed.iter().any(|entry| {
+        let entry = entry.to_ascii_lowercase();
+        match entry.strip_suffix(":*") {
+            Some(base) => {
+                origin == base
+                    || origin
+                        .strip_prefix(base)
+                        .and_then(|port| port.strip_prefix(':'))
+                        .is_some_and(|port| port.parse::<u16>().is_ok())
+            }
+            None => origin == entry,
+        }
+    })
 }
 
 /// Compares without stopping at the first difference.
@@ -116,12 +232,13 @@ pub async fn serve(
     if !addr.ip().is_loopback() {
         config = config.disable_allowed_hosts();
     }
+    let sessions = Arc::clone(&live);
     let mcp = StreamableHttpService::new(
-        move || Ok(Session::new(Arc::clone(&live))),
+        move || Ok(Session::new(Arc::clone(&sessions))),
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let front = Arc::new(Front { mcp, access });
+    let front = Arc::new(Front { mcp, access, live });
     loop {
         let (stream, peer) = tokio::select! {
             () = stop.cancelled() => return Ok(()),
@@ -153,41 +270,91 @@ pub async fn serve(
     }
 }
 
-/// The token check and the path in front of rmcp's service.
+/// The checks of the module table in front of rmcp's service.
 struct Front {
     mcp: StreamableHttpService<Session, LocalSessionManager>,
     access: Access,
+    /// For `[serve] allowed_origins`, followed across reloads.
+    live: Arc<Live>,
 }
 
 impl Front {
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
-        if !self.access.admits(request.headers()) {
+        if let Some(refused) = self.check_origin(request.headers()) {
+            return refused;
+        }
+        let path = request.uri().path();
+        if path.starts_with("/.well-known/") {
             return plain(
-                StatusCode::UNAUTHORIZED,
-                "a bearer token is required: send `Authorization: Bearer <KUN_TOKEN>`",
+                StatusCode::NOT_FOUND,
+                format!("not found: this server has no OAuth metadata. {TOKEN_GUIDANCE}\n"),
             );
         }
-        if request.uri().path() != MCP_PATH {
-            return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
+        if path == "/register" {
+            return oauth_refusal();
         }
-        self.mcp.handle(request).await
+        if let Some(refused) = self.access.admits(request.headers()).refusal() {
+            return refused;
+        }
+        if path != MCP_PATH {
+            return plain(
+                StatusCode::NOT_FOUND,
+                "not found: the MCP endpoint is /mcp\n".to_owned(),
+            );
+        }
+        let delete = request.method() == hyper::Method::DELETE;
+        let mut response = self.mcp.handle(request).await;
+        if delete && response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
+        response
+    }
+
+    /// `None` when the `Origin` may pass; otherwise the 403.
+    fn check_origin(&self, headers: &header::HeaderMap) -> Option<Response<Body>> {
+        let mut origins = headers.get_all(header::ORIGIN).iter();
+        let origin = origins.next()?;
+        let text = origin.to_str().unwrap_or("<not text>");
+        let allowed = &self.live.current().settings.serve.allowed_origins;
+        if origins.next().is_none() && origin_allowed(text, allowed) {
+            return None;
+        }
+        let shown: String = text.chars().take(200).collect();
+        Some(plain(
+            StatusCode::FORBIDDEN,
+            format!(
+                "403 Forbidden: requests from the web origin `{shown}` are refused. kun-tools \
+                 serve accepts requests without an Origin header, from loopback origins \
+                 (http://localhost:*, http://127.0.0.1:*, http://[::1]:*), and from the origins \
+                 listed in `[serve] allowed_origins` of your user config.\n"
+            ),
+        ))
     }
 }
 
-fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+/// `POST /register` (dynamic client registration): 400 with an OAuth error body whose
+/// description is the token guidance, so the client's error says what to do.
+fn oauth_refusal() -> Response<Body> {
+    let body = serde_json::json!({
+        "error": "invalid_request",
+        "error_description": format!("this server does not register OAuth clients. {TOKEN_GUIDANCE}"),
+    });
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn plain(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
     *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(
+    response.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
-    if status == StatusCode::UNAUTHORIZED {
-        headers.insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
-    }
     response
 }
 
@@ -228,11 +395,47 @@ mod tests {
             headers.insert(header::AUTHORIZATION, value.parse().unwrap());
             access.admits(&headers)
         };
-        assert!(with("Bearer s3cret"));
-        assert!(!with("Bearer s3cre"));
-        assert!(!with("Bearer s3cret2"));
-        assert!(!with("Basic s3cret"));
-        assert!(!access.admits(&header::HeaderMap::new()));
-        assert!(Access::LoopbackOnly.admits(&header::HeaderMap::new()));
+        assert_eq!(with("Bearer s3cret"), Admission::Admitted);
+        assert_eq!(with("bearer  s3cret "), Admission::Admitted);
+        assert_eq!(with("Bearer s3cre"), Admission::Wrong);
+        assert_eq!(with("Bearer s3cret2"), Admission::Wrong);
+        assert_eq!(with("Basic s3cret"), Admission::NotBearer);
+        assert_eq!(with("s3cret"), Admission::NotBearer);
+        assert_eq!(access.admits(&header::HeaderMap::new()), Admission::Missing);
+        assert_eq!(
+            Access::LoopbackOnly.admits(&header::HeaderMap::new()),
+            Admission::Admitted
+        );
+    }
+
+    /// (origin, allowed_origins, passes)
+    #[test]
+    fn origin_table() {
+        let none: &[&str] = &[];
+        let cases: &[(&str, &[&str], bool)] = &[
+            ("http://localhost:6274", none, true),
+            ("http://LOCALHOST", none, true),
+            ("https://127.0.0.1:8443", none, true),
+            ("http://[::1]:3000", none, true),
+            ("http://localhost.evil.example", none, false),
+            ("http://127.0.0.1.evil.example:80", none, false),
+            ("https://evil.example", none, false),
+            ("null", none, false),
+            ("file://", none, false),
+            ("https://app.example", &["https://app.example"], true),
+            ("https://app.example:444", &["https://app.example"], false),
+            ("http://devbox:8080", &["http://devbox:*"], true),
+            ("http://devbox", &["http://devbox:*"], true),
+            ("http://devbox.evil:8080", &["http://devbox:*"], false),
+            ("http://devbox:80x", &["http://devbox:*"], false),
+        ];
+        for (origin, allowed, passes) in cases {
+            let allowed: Vec<String> = allowed.iter().map(|s| (*s).to_owned()).collect();
+            assert_eq!(
+                origin_allowed(origin, &allowed),
+                *passes,
+                "{origin} {allowed:?}"
+            );
+        }
     }
 }

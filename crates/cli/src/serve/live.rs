@@ -5,7 +5,9 @@
 //! went), the four layers are loaded again and a new [`Assembly`] replaces the old one
 //! ([`Assembly::reassemble`] keeps the ledger, the read tracker and the confinement probe).
 //! `SIGHUP` forces a reload even when no file looks changed. A configuration that does not
-//! load is logged and changes nothing: the previous one keeps serving.
+//! load is logged and changes nothing: the previous one keeps serving. A reload narrows an
+//! untrusted workspace's layer exactly as the first load does (the trust decision is made
+//! again from the user's files), and reports each newly ignored setting once on stderr.
 //!
 //! After each poll the catalog fingerprint is recomputed (a reload, or a provider that came
 //! or went, changes it) and published on a [`watch`] channel that every session follows to
@@ -153,6 +155,15 @@ impl Live {
             Ok(settings) => settings,
             Err(err) => return Reload::Rejected(err.to_string()),
         };
+        // A workspace setting left out is reported once: at start-up, or at the first reload
+        // that meets it (an agent that writes `.kun/config.toml` sees nothing widen, and the
+        // user sees why).
+        let before = self.current();
+        let new = settings
+            .ignored
+            .iter()
+            .filter(|entry| !before.settings.ignored.contains(entry));
+        crate::setup::report_ignored(new, &settings);
         match self.current().reassemble(settings) {
             Ok(next) => {
                 if let Some(mcp) = self

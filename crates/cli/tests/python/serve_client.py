@@ -15,12 +15,14 @@ Scenarios (each exits 0 and prints `ok SCENARIO`, or fails with a traceback):
   with --approval-fallback allow.
 * reload    - changing .kun/config.toml while serving sends tools/list_changed and the next
   tools/list follows it.
-* http      - streamable HTTP at --url, with --token as the bearer token.
+* http      - streamable HTTP at --url, with --token as the bearer token; closing the session
+              (DELETE) must not make the SDK log "Session termination failed".
 * http-refused - the same URL with a wrong token: the client cannot connect.
 """
 
 import argparse
 import json
+import logging
 import os
 import pathlib
 import sys
@@ -229,12 +231,30 @@ async def http_session(url, token):
                 yield session
 
 
+class Warnings(logging.Handler):
+    """Collects the SDK's warnings (e.g. "Session termination failed: 202")."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
 async def http(args):
+    warnings = Warnings()
+    logging.getLogger("mcp").addHandler(warnings)
     async with http_session(args.url, args.token) as session:
         tools = await tools_by_name(session)
         check("read" in tools, f"read missing over HTTP: {sorted(tools)}")
         result = await session.call_tool("read", {"path": "src/notes.txt"})
         check(structured(result)["content"] == "alpha\nbeta\ngamma\n", f"read over HTTP: {result}")
+    # Leaving the block sent DELETE: the server must answer it in a way the SDK accepts.
+    check(
+        not any("termination" in m for m in warnings.messages),
+        f"closing the session logged: {warnings.messages}",
+    )
 
 
 async def http_refused(args):

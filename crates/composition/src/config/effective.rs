@@ -1,7 +1,7 @@
 //! The effective configuration as a list of `key = value (source)` lines, for `doctor`, and a
 //! check of every configuration file on its own, so that all bad files are reported at once.
 
-use super::{ConfigError, ConfigPaths, Settings, Source, read_file, read_mcp_json};
+use super::{Authority, ConfigError, ConfigPaths, Settings, Source, read_file, read_mcp_json};
 use kun_builtin_tools::OutputLimits;
 use kun_ports::HookPhase;
 use serde::Serialize;
@@ -22,15 +22,20 @@ pub struct EffectiveValue {
 }
 
 impl Settings {
-    /// Every effective value with its source, in a fixed order: the top-level keys, then
-    /// `[tools]`, `[limits]` (defaults filled in), `[mcp]`, `hooks`, and one line per MCP
-    /// server sorted by name.
+    /// Every effective value with its source, in a fixed order: the top-level keys and
+    /// `[sandbox]`, then `[tools]`, `[limits]` (defaults filled in), `[mcp]`, `[shell]`,
+    /// `[serve]`, `[trust]`, `hooks`, and one line per MCP server sorted by name.
     #[must_use]
     pub fn effective(&self) -> Vec<EffectiveValue> {
         let defaults = OutputLimits::default();
         let limits = &self.limits;
         let mut values = vec![
             ("sandbox", json!(self.sandbox)),
+            ("sandbox.network", json!(self.sandbox_options.network)),
+            (
+                "sandbox.protected_path_exceptions",
+                json!(self.sandbox_options.protected_path_exceptions),
+            ),
             ("approval", json!(self.approval)),
             ("mode", json!(self.mode)),
             ("approval_fallback", json!(self.approval_fallback)),
@@ -64,6 +69,18 @@ impl Settings {
             ("mcp.search", json!(self.mcp.search)),
             ("mcp.search_threshold", json!(self.mcp.search_threshold)),
             ("mcp.top_k", json!(self.mcp.top_k)),
+            ("shell.env", json!(self.shell.env)),
+            ("serve.allowed_origins", json!(self.serve.allowed_origins)),
+            (
+                "serve.structured_content",
+                json!(self.serve.structured_content),
+            ),
+            (
+                "serve.max_tool_name_length",
+                json!(self.serve.max_tool_name_length),
+            ),
+            ("trust.workspaces", json!(self.trust.workspaces)),
+            ("trust.mcp_servers", json!(self.trust.mcp_servers)),
             ("hooks", self.hooks_summary()),
         ]
         .into_iter()
@@ -117,7 +134,16 @@ impl Settings {
             let mut scratch = Self::defaults(&paths.workspace);
             match read_file(&layer.path, layer.presence) {
                 Ok(Some((file, text))) => {
-                    if let Err(err) = scratch.apply(file, &text, &layer.path, &layer.source) {
+                    let checked = super::validate::file(&file, &layer.path, &text).and_then(|()| {
+                        scratch.merge_layer(
+                            file,
+                            &text,
+                            &layer.path,
+                            &layer.source,
+                            Authority::User,
+                        )
+                    });
+                    if let Err(err) = checked {
                         errors.push(err);
                     }
                 }

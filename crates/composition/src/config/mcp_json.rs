@@ -1,6 +1,6 @@
 //! `.mcp.json` at the workspace root: its `mcpServers` entries.
 
-use super::{ConfigError, McpServerEntry, TrustScope};
+use super::{ConfigError, McpServerEntry};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,7 +26,8 @@ struct McpJsonServer {
     transport: Option<String>,
 }
 
-/// Reads `.mcp.json`; servers it names are workspace-scoped (trusted only where the user says).
+/// Reads `.mcp.json`. Its servers are workspace definitions: they start only when the user
+/// trusts the workspace or pins the definition (kun-mcp decides, see `Settings::mcp_trust`).
 ///
 /// # Errors
 /// When the file exists but is not valid.
@@ -54,7 +55,6 @@ pub fn read_mcp_json(path: &Path) -> Result<BTreeMap<String, McpServerEntry>, Co
                 url: s.url,
                 headers: s.headers,
                 transport: s.transport,
-                trust_scope: TrustScope::Workspace,
                 ..McpServerEntry::default()
             };
             (name, entry)

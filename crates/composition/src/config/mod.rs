@@ -1,8 +1,14 @@
 //! Configuration: four layers, later ones overriding earlier ones key by key —
 //! the user config (`$XDG_CONFIG_HOME/kun/config.toml`), the workspace's `.kun/config.toml`,
 //! the file given by `--config`, then command-line flags. `.mcp.json` at the workspace root adds
-//! its servers (configuration files win on a name clash). Hooks from every layer run, user
-//! hooks first. [`Settings::sources`] says where each effective value came from.
+//! its servers (configuration files win on a name clash). [`Settings::sources`] says where each
+//! effective value came from.
+//!
+//! **Workspace trust** ([`trust`]): the workspace layer (`.kun/config.toml`, `.mcp.json`)
+//! counts as the user's own only when the user trusts the workspace. Otherwise it may only
+//! narrow — stricter sandbox and approval, fallback deny, deny-lists added, allow-lists
+//! intersected, lower limits — and its hooks do not run and its MCP servers do not start. The
+//! rule of every key is in [`narrowing`]; what was left out is in [`Settings::ignored`].
 //!
 //! Unknown keys and bad values are errors naming the file, the line and the key.
 
@@ -10,15 +16,26 @@ mod effective;
 mod error;
 mod file;
 mod mcp_json;
+pub mod narrowing;
+mod sections;
+pub mod trust;
+pub mod validate;
 
 pub use effective::{DEFAULT_BASH_TIMEOUT_SECONDS, EffectiveValue};
 pub use error::ConfigError;
 pub use file::{
-    ApprovalFallback, ConfigFile, LimitsTable, McpServerEntry, McpTable, ToolsTable, TrustScope,
+    ApprovalFallback, ConfigFile, LimitsTable, McpServerEntry, McpTable, SandboxTable, ServeTable,
+    ShellTable, StructuredContent, ToolsTable, TrustScope, TrustTable,
 };
 pub use mcp_json::read_mcp_json;
+pub use narrowing::{Authority, Ignored, RULES, Rule};
+pub use sections::{
+    DEFAULT_MAX_TOOL_NAME_LENGTH, SandboxOptions, ServeSettings, ShellSettings, TrustSettings,
+};
+pub use trust::{TrustFlag, WorkspaceTrust};
 
 use kun_hooks::HooksConfig;
+use kun_mcp::{DefinedBy, McpTrust, Vouch};
 use kun_ports::{ApprovalPolicy, HookPhase, SandboxMode, ThreadMode};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -71,6 +88,8 @@ pub struct Overrides {
     pub allow_tools: Option<Vec<String>>,
     /// `--deny-tools`.
     pub deny_tools: Option<Vec<String>>,
+    /// `--trust-workspace`.
+    pub trust: TrustFlag,
 }
 
 /// Whether a configuration file must exist.
@@ -172,6 +191,8 @@ pub struct Settings {
     pub workspace: PathBuf,
     /// Sandbox mode.
     pub sandbox: SandboxMode,
+    /// `[sandbox]` beyond the mode.
+    pub sandbox_options: SandboxOptions,
     /// Approval policy.
     pub approval: ApprovalPolicy,
     /// Agent or plan.
@@ -182,12 +203,21 @@ pub struct Settings {
     pub tools: ToolsTable,
     /// Output limits and the bash timeout.
     pub limits: LimitsTable,
-    /// Hooks of every layer, in layer order.
+    /// Hooks of the user's layers (and of a trusted workspace), in layer order.
     pub hooks: HooksConfig,
-    /// MCP servers by name.
+    /// MCP servers by name (a workspace's too: whether they start is kun-mcp's decision,
+    /// see [`Settings::mcp_trust`]).
     pub mcp_servers: BTreeMap<String, McpServerEntry>,
     /// MCP presentation.
     pub mcp: McpTable,
+    /// `[shell]`.
+    pub shell: ShellSettings,
+    /// `[serve]`.
+    pub serve: ServeSettings,
+    /// Whether the workspace is trusted, and the user's trust entries.
+    pub trust: TrustSettings,
+    /// Workspace settings that were not applied, in file order.
+    pub ignored: Vec<Ignored>,
     /// Where each value came from, by dotted key.
     pub sources: BTreeMap<String, Source>,
 }
@@ -199,6 +229,7 @@ impl Settings {
         Self {
             workspace: workspace.to_path_buf(),
             sandbox: SandboxMode::default(),
+            sandbox_options: SandboxOptions::default(),
             approval: ApprovalPolicy::default(),
             mode: ThreadMode::default(),
             approval_fallback: ApprovalFallback::default(),
@@ -207,143 +238,58 @@ impl Settings {
             hooks: HooksConfig::default(),
             mcp_servers: BTreeMap::new(),
             mcp: McpTable::default(),
+            shell: ShellSettings::default(),
+            serve: ServeSettings::default(),
+            trust: TrustSettings::default(),
+            ignored: Vec::new(),
             sources: BTreeMap::new(),
         }
     }
 
-    /// Loads every layer.
+    /// Loads every layer: decides the workspace's trust from the user's files and the flag,
+    /// then merges `.mcp.json`, the user config, the workspace config and `--config` (each
+    /// with its [`Authority`]), then the flags.
     ///
     /// # Errors
     /// The first bad file, naming file, line and key.
     pub fn load(paths: &ConfigPaths, overrides: &Overrides) -> Result<Self, ConfigError> {
         let mut settings = Self::defaults(&paths.workspace);
         let mcp_json = paths.workspace.join(".mcp.json");
-        for (name, entry) in read_mcp_json(&mcp_json)? {
-            settings.sources.insert(
-                format!("mcp_servers.{name}"),
-                Source::McpJson(mcp_json.clone()),
-            );
-            settings.mcp_servers.insert(name, entry);
-        }
+        let json_servers = read_mcp_json(&mcp_json)?;
+        let mut files = Vec::new();
         for layer in paths.layers() {
             if let Some((file, text)) = read_file(&layer.path, layer.presence)? {
-                settings.apply(file, &text, &layer.path, &layer.source)?;
+                validate::file(&file, &layer.path, &text)?;
+                files.push((layer, file, text));
             }
+        }
+        let entries: Vec<(PathBuf, PathBuf)> = files
+            .iter()
+            .filter(|(layer, ..)| layer_authority(&layer.source, true) == Authority::User)
+            .flat_map(|(layer, file, _)| {
+                let listed = file.trust.as_ref().and_then(|t| t.workspaces.clone());
+                listed
+                    .into_iter()
+                    .flatten()
+                    .map(|entry| (entry, layer.path.clone()))
+            })
+            .collect();
+        settings.trust.workspace = trust::decide(&paths.workspace, &entries, overrides.trust);
+        let trusted = settings.trust.workspace.is_trusted();
+        let json_source = Source::McpJson(mcp_json);
+        for (name, entry) in json_servers {
+            settings
+                .sources
+                .insert(format!("mcp_servers.{name}"), json_source.clone());
+            settings.mcp_servers.insert(name, entry);
+        }
+        for (layer, file, text) in files {
+            let authority = layer_authority(&layer.source, trusted);
+            settings.merge_layer(file, &text, &layer.path, &layer.source, authority)?;
         }
         settings.apply_overrides(overrides);
+        settings.report_refused_servers();
         Ok(settings)
-    }
-
-    fn apply(
-        &mut self,
-        file: ConfigFile,
-        text: &str,
-        path: &Path,
-        source: &Source,
-    ) -> Result<(), ConfigError> {
-        let mut set = |key: &str| {
-            self.sources.insert(key.to_owned(), source.clone());
-        };
-        if file.sandbox.is_some() {
-            set("sandbox");
-        }
-        if file.approval.is_some() {
-            set("approval");
-        }
-        if file.mode.is_some() {
-            set("mode");
-        }
-        if file.approval_fallback.is_some() {
-            set("approval_fallback");
-        }
-        let tools = file.tools.unwrap_or_default();
-        for (key, present) in [
-            ("tools.allow", tools.allow.is_some()),
-            ("tools.deny", tools.deny.is_some()),
-            ("tools.plan_allow", tools.plan_allow.is_some()),
-        ] {
-            if present {
-                set(key);
-            }
-        }
-        let limits = file.limits.unwrap_or_default();
-        for (key, present) in [
-            ("limits.max_output_lines", limits.max_output_lines.is_some()),
-            ("limits.max_output_bytes", limits.max_output_bytes.is_some()),
-            (
-                "limits.bash_timeout_seconds",
-                limits.bash_timeout_seconds.is_some(),
-            ),
-        ] {
-            if present {
-                set(key);
-            }
-        }
-        let mcp = file.mcp.unwrap_or_default();
-        for (key, present) in [
-            ("mcp.search", mcp.search.is_some()),
-            ("mcp.search_threshold", mcp.search_threshold.is_some()),
-            ("mcp.top_k", mcp.top_k.is_some()),
-        ] {
-            if present {
-                set(key);
-            }
-        }
-        if let Some(servers) = &file.mcp_servers {
-            for name in servers.keys() {
-                set(&format!("mcp_servers.{name}"));
-            }
-        }
-        self.sandbox = file.sandbox.unwrap_or(self.sandbox);
-        self.approval = file.approval.unwrap_or(self.approval);
-        self.mode = file.mode.unwrap_or(self.mode);
-        self.approval_fallback = file.approval_fallback.unwrap_or(self.approval_fallback);
-        merge(&mut self.tools.allow, tools.allow);
-        merge(&mut self.tools.deny, tools.deny);
-        merge(&mut self.tools.plan_allow, tools.plan_allow);
-        merge(&mut self.limits.max_output_lines, limits.max_output_lines);
-        merge(&mut self.limits.max_output_bytes, limits.max_output_bytes);
-        merge(
-            &mut self.limits.bash_timeout_seconds,
-            limits.bash_timeout_seconds,
-        );
-        merge(&mut self.mcp.search, mcp.search);
-        merge(&mut self.mcp.search_threshold, mcp.search_threshold);
-        merge(&mut self.mcp.top_k, mcp.top_k);
-        validate_limits(&self.limits, path, text)?;
-        for (name, mut entry) in file.mcp_servers.unwrap_or_default() {
-            // A repository cannot vouch for itself: a server from the workspace's own config
-            // keeps the trust the user's config gave that name, and is otherwise
-            // workspace-scoped and trusted nowhere.
-            if matches!(source, Source::Workspace(_)) {
-                let earlier = self.mcp_servers.get(&name);
-                let granted = earlier.map_or(TrustScope::Workspace, |e| e.trust_scope);
-                let roots = earlier
-                    .map(|e| e.trusted_workspace_roots.clone())
-                    .unwrap_or_default();
-                if !entry.trusted_workspace_roots.is_empty()
-                    && entry.trusted_workspace_roots != roots
-                {
-                    tracing::warn!(
-                        server = %name,
-                        "a workspace config cannot grant trust to its own MCP server; trust it from the user config"
-                    );
-                }
-                entry.trust_scope = granted;
-                entry.trusted_workspace_roots = roots;
-            }
-            self.mcp_servers.insert(name, entry);
-        }
-        if let Some(hooks) = file.hooks {
-            let layer = hooks_from_toml(hooks, path, text)?;
-            for phase in HookPhase::ALL {
-                for group in layer.groups(phase) {
-                    self.hooks.push(phase, group.clone());
-                }
-            }
-            set("hooks");
-        }
-        Ok(())
     }
 
     fn apply_overrides(&mut self, o: &Overrides) {
@@ -362,8 +308,80 @@ impl Settings {
         self.approval = o.approval.unwrap_or(self.approval);
         self.mode = o.mode.unwrap_or(self.mode);
         self.approval_fallback = o.approval_fallback.unwrap_or(self.approval_fallback);
-        merge(&mut self.tools.allow, o.allow_tools.clone());
-        merge(&mut self.tools.deny, o.deny_tools.clone());
+        if o.allow_tools.is_some() {
+            self.tools.allow.clone_from(&o.allow_tools);
+        }
+        if o.deny_tools.is_some() {
+            self.tools.deny.clone_from(&o.deny_tools);
+        }
+    }
+
+    /// Who wrote the definition of server `name`: the workspace for `.mcp.json` and
+    /// `.kun/config.toml` entries, the user otherwise.
+    #[must_use]
+    pub fn defined_by(&self, name: &str) -> DefinedBy {
+        match self.source_of(&format!("mcp_servers.{name}")) {
+            Source::Workspace(_) | Source::McpJson(_) => DefinedBy::Workspace,
+            _ => DefinedBy::User,
+        }
+    }
+
+    /// The user's word on the workspace's MCP definitions, for kun-mcp to decide with.
+    #[must_use]
+    pub fn mcp_trust(&self) -> McpTrust {
+        let pins = self
+            .trust
+            .mcp_servers
+            .iter()
+            .filter_map(|pin| kun_mcp::DefinitionId::parse(pin).ok());
+        McpTrust::new(self.trust.workspace.standing(), pins)
+    }
+
+    /// Adds an [`Ignored`] entry for every server a workspace defines that will not start
+    /// (kun-mcp's verdict), with its pin line.
+    fn report_refused_servers(&mut self) {
+        let trust = self.mcp_trust();
+        let mut refused = Vec::new();
+        for (name, entry) in &self.mcp_servers {
+            let Ok(config) = crate::mcp::server_config(self, name, entry) else {
+                continue; // attaching reports the configuration error
+            };
+            if !config.enabled {
+                continue;
+            }
+            if let Vouch::Unvouched(id) = trust.vouch(&config) {
+                let file = match self.source_of(&format!("mcp_servers.{name}")) {
+                    Source::Workspace(p) | Source::McpJson(p) => p,
+                    _ => continue,
+                };
+                refused.push(Ignored {
+                    key: narrowing::server_key(name),
+                    file,
+                    given: narrowing::render(&config.transport.describe()),
+                    rule: Rule::ServersRefused,
+                    in_effect: None,
+                    hint: Some(id.pin_line()),
+                });
+            }
+        }
+        self.ignored.extend(refused);
+    }
+
+    /// A configuration error about a dotted key, naming the file its value came from.
+    #[must_use]
+    pub fn error_at(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        let file = match self.source_of(key) {
+            Source::User(p) | Source::Workspace(p) | Source::ConfigFlag(p) | Source::McpJson(p) => {
+                p
+            }
+            Source::Default | Source::CommandLine => PathBuf::from("command line"),
+        };
+        ConfigError {
+            file,
+            line: None,
+            key: Some(key.to_owned()),
+            message: message.into(),
+        }
     }
 
     /// Where a dotted key's value came from.
@@ -373,9 +391,14 @@ impl Settings {
     }
 }
 
-fn merge<T>(slot: &mut Option<T>, value: Option<T>) {
-    if value.is_some() {
-        *slot = value;
+/// The authority of a layer's source, given whether the workspace is trusted.
+fn layer_authority(source: &Source, trusted: bool) -> Authority {
+    match source {
+        Source::Workspace(_) | Source::McpJson(_) if trusted => Authority::TrustedWorkspace,
+        Source::Workspace(_) | Source::McpJson(_) => Authority::UntrustedWorkspace,
+        Source::Default | Source::User(_) | Source::ConfigFlag(_) | Source::CommandLine => {
+            Authority::User
+        }
     }
 }
 
@@ -403,24 +426,6 @@ fn line_of(text: &str, needle: &str) -> Option<usize> {
     text.lines()
         .position(|line| line.contains(needle))
         .map(|i| i + 1)
-}
-
-fn validate_limits(limits: &LimitsTable, path: &Path, text: &str) -> Result<(), ConfigError> {
-    for (key, value) in [
-        ("max_output_lines", limits.max_output_lines),
-        ("max_output_bytes", limits.max_output_bytes),
-        ("bash_timeout_seconds", limits.bash_timeout_seconds),
-    ] {
-        if value == Some(0) {
-            return Err(ConfigError {
-                file: path.to_path_buf(),
-                line: line_of(text, key),
-                key: Some(format!("limits.{key}")),
-                message: "must be at least 1".to_owned(),
-            });
-        }
-    }
-    Ok(())
 }
 
 fn hooks_from_toml(

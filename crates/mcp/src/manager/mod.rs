@@ -13,6 +13,7 @@ use crate::naming::{ToolAddress, server_slugs};
 use crate::provider::McpProvider;
 use crate::record::{SchemaSanitizer, identity_sanitizer};
 use crate::status::{ServerState, ServerStatus};
+use crate::trust::McpTrust;
 use state::{ServerSlot, Shared};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -26,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 pub struct McpManagerBuilder {
     servers: Vec<McpServerConfig>,
     workspace: Option<std::path::PathBuf>,
+    trust: McpTrust,
     search: SearchSettings,
     sanitizer: SchemaSanitizer,
 }
@@ -57,6 +59,14 @@ impl McpManagerBuilder {
     /// user trusts it.
     pub fn workspace(mut self, root: impl Into<std::path::PathBuf>) -> Self {
         self.workspace = Some(root.into());
+        self
+    }
+
+    /// The user's word on workspace definitions (default: untrusted workspace, no pins). A
+    /// workspace definition nobody vouches for is never started (state `refused`), with or
+    /// without [`workspace`](Self::workspace).
+    pub fn trust(mut self, trust: McpTrust) -> Self {
+        self.trust = trust;
         self
     }
 
@@ -98,13 +108,15 @@ impl McpManagerBuilder {
             .servers
             .into_iter()
             .map(|config| {
-                let access = ServerAccess::from_config(&config);
-                let refused = self.workspace.as_deref().and_then(|root| {
-                    access
-                        .check(Some(root))
-                        .err()
-                        .map(|denied| denied.message(&config.name, Some(root)))
-                });
+                let access = ServerAccess::new(&config, &self.trust);
+                let root = self.workspace.as_deref();
+                let denied = match root {
+                    Some(root) => access.check(Some(root)).err(),
+                    None => access
+                        .is_unvouched()
+                        .then_some(crate::access::AccessDenied::Unvouched),
+                };
+                let refused = denied.map(|denied| access.explain(denied, &config.name, root));
                 let state = match (&refused, config.enabled) {
                     (Some(reason), true) => ServerState::Refused {
                         reason: reason.clone(),
@@ -114,6 +126,8 @@ impl McpManagerBuilder {
                 };
                 let status = ServerStatus {
                     name: config.name.clone(),
+                    definition: access.definition().clone(),
+                    defined_by: config.defined_by,
                     provider_id: config.provider_id(),
                     transport: config.transport.kind(),
                     target: config.transport.describe(),
@@ -221,6 +235,7 @@ impl McpManager {
         McpManagerBuilder {
             servers: Vec::new(),
             workspace: None,
+            trust: McpTrust::default(),
             search: SearchSettings::default(),
             sanitizer: identity_sanitizer(),
         }

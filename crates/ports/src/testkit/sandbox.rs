@@ -32,10 +32,16 @@ const TOOL: &str = "contract_probe_tool";
 /// * paths, on a workspace in a temporary directory (Unix only): a plain relative path
 ///   resolves against the root with the right relative, lexical and physical paths; `..`
 ///   escapes, absolute paths outside, a symlink to an outside file and a path through a
-///   symlink to an outside directory are refused with `sandbox_write_blocked` for reads and
-///   writes, naming the path as given; read-only refuses writes with `sandbox_read_only` and
-///   external-sandbox with `sandbox_write_blocked`; danger-full-access returns the lexical
-///   path; empty input and NUL bytes are `invalid_arguments`.
+///   symlink to an outside directory are refused, naming the path as given, with
+///   `sandbox_read_blocked` for reads and `sandbox_write_blocked` for writes; read-only
+///   refuses writes with `sandbox_read_only` and external-sandbox with
+///   `sandbox_write_blocked`; danger-full-access returns the lexical path; empty input and
+///   NUL bytes are `invalid_arguments`;
+/// * protected paths (a policy without exceptions): under workspace-write a write to `.git`,
+///   `.kun`, `.mcp.json`, `.claude` or `.agents` — at any depth, in another case, through
+///   `..`, or through a symlink (dangling or not) leading into one — is
+///   `sandbox_protected_path`, while reading them is allowed and danger-full-access writes
+///   them.
 pub fn sandbox_policy_contract(policy: &dyn SandboxPolicy) {
     check_matrix(policy);
     #[cfg(unix)]
@@ -158,21 +164,27 @@ fn sandbox_path_rules(policy: &dyn SandboxPolicy) {
             "outdir/secret.txt",
             "outdir/new.txt",
         ];
+        let outside_code = match access {
+            PathAccess::Read => ErrorCode::SandboxReadBlocked,
+            PathAccess::Write => ErrorCode::SandboxWriteBlocked,
+        };
         for input in escapes {
             let err = refused(
                 resolve(input, mode, access),
                 input,
                 "leads outside the workspace",
             );
-            assert_refused(&err, ErrorCode::SandboxWriteBlocked, input);
+            assert_refused(&err, outside_code, input);
             let err = refused(
                 resolve(input, SandboxMode::ReadOnly, PathAccess::Read),
                 input,
                 "is outside, and read-only checks reads too",
             );
-            assert_refused(&err, ErrorCode::SandboxWriteBlocked, input);
+            assert_refused(&err, ErrorCode::SandboxReadBlocked, input);
         }
     }
+
+    protected_path_rules(policy, &ws);
 
     for (mode, code) in [
         (SandboxMode::ReadOnly, ErrorCode::SandboxReadOnly),
@@ -214,6 +226,65 @@ fn sandbox_path_rules(policy: &dyn SandboxPolicy) {
                 "{input:?} in {mode}: {err:?}"
             );
         }
+    }
+}
+
+/// The protected-path rules of [`sandbox_policy_contract`].
+#[cfg(unix)]
+fn protected_path_rules(policy: &dyn SandboxPolicy, ws: &Path) {
+    use std::os::unix::fs::symlink;
+
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    symlink(".git/config", ws.join("innocent.txt")).unwrap();
+    symlink(".git", ws.join("gitlink")).unwrap();
+    symlink(".git/hooks/post-checkout", ws.join("dangling_hook")).unwrap();
+    let roots = [ws.to_path_buf()];
+    let resolve = |input: &str, mode, access| policy.resolve_path(input, &roots, mode, access);
+    let guarded = [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".git",
+        ".GIT/config",
+        "./.git/../.git/config",
+        "vendor/lib/.git/config",
+        ".kun/config.toml",
+        "sub/.kun/hooks.json",
+        ".mcp.json",
+        "packages/app/.mcp.json",
+        ".claude/settings.json",
+        ".claude/agents/helper.md",
+        ".claude/skills/x/SKILL.md",
+        ".claude/commands/deploy.md",
+        ".agents/skills/x/SKILL.md",
+        "innocent.txt",
+        "gitlink/hooks/pre-commit",
+        "dangling_hook",
+    ];
+    for input in guarded {
+        let err = refused(
+            resolve(input, SandboxMode::WorkspaceWrite, PathAccess::Write),
+            input,
+            "writes one of the agent's own guards",
+        );
+        assert_refused(&err, ErrorCode::SandboxProtectedPath, input);
+        assert!(
+            resolve(input, SandboxMode::DangerFullAccess, PathAccess::Write).is_ok(),
+            "danger-full-access writes `{input}`"
+        );
+    }
+    for input in [".git/config", "innocent.txt", ".kun/config.toml"] {
+        resolve(input, SandboxMode::WorkspaceWrite, PathAccess::Read)
+            .unwrap_or_else(|e| panic!("reading the guard `{input}` is allowed: {e:?}"));
+    }
+    for input in [
+        ".github/workflows/ci.yml",
+        ".gitignore",
+        "git/config",
+        "kun.toml",
+    ] {
+        resolve(input, SandboxMode::WorkspaceWrite, PathAccess::Write)
+            .unwrap_or_else(|e| panic!("`{input}` is not a guard and may be written: {e:?}"));
     }
 }
 

@@ -76,8 +76,8 @@ pub(crate) struct PinnedTurn {
 /// | 3 | resolve the tool (provider, lists, plan whitelist, `should_advertise`) | `Err(UnknownTool / NotAdvertised)` |
 /// | 4 | tool policy `never` | `Err(DisabledByPolicy)` |
 /// | 5 | sandbox on the declared kind | `sandbox_read_only` / `sandbox_write_blocked` / `sandbox_command_blocked` |
-/// | 6 | PreToolUse hooks (may rewrite arguments, may pre-approve) | `hook_failed`, `hook_denied` |
-/// | 7 | raw-argument envelope normalisation | — |
+/// | 6 | raw-argument envelope normalisation (before the hooks, so they see the real arguments) | — |
+/// | 7 | PreToolUse hooks (may rewrite arguments, may pre-approve) | `hook_failed`, `hook_denied` |
 /// | 8 | plan mode: no file mutation but `create_plan` | `plan_mode_write_blocked` |
 /// | 9 | read-before-edit | `read_before_edit_required` (with the next action) |
 /// | 10 | sandbox on `call.tool_kind.or(declared)` and on the call's request to run unconfined (`"sandbox": "escalated"`), write paths, runtime approval `never` | `sandbox_*`, `approval_policy_blocked` |
@@ -240,9 +240,10 @@ impl Host {
             arguments,
             ..
         } = call;
-        let pre = step!(hooks::pre_tool_use(&turn.hooks, ctx, &call_id, tool, arguments).await); // 6
-        let mut arguments = pre.arguments;
-        normalize_raw_envelope(&mut arguments); // 7
+        let mut arguments = arguments;
+        normalize_raw_envelope(&mut arguments); // 6
+        let pre = step!(hooks::pre_tool_use(&turn.hooks, ctx, &call_id, tool, arguments).await); // 7
+        let arguments = pre.arguments;
         step!(gates::plan_mode_block(tool, ctx)); // 8
         step!(self.read_before_edit(tool, &arguments, ctx)); // 9
         let command = approval::command_approval(tool, &arguments, ctx);
