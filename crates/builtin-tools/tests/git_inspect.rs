@@ -10,7 +10,10 @@
 use kun_builtin_tools::OutputLimits;
 use kun_builtin_tools::git_inspect::{GitInspectConfig, GitInspectTool};
 use kun_builtin_tools::testing::TestWorkspace;
-use kun_ports::{CommandConfinement, MockCommandConfinement, Tool, ToolResult};
+use kun_ports::{
+    CommandConfinement, ConfinedCommand, FileSystemScope, MockCommandConfinement, NetworkAccess,
+    Tool, ToolResult,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
@@ -18,13 +21,13 @@ use std::sync::Arc;
 
 fn unconfined() -> Arc<dyn CommandConfinement> {
     let mut mock = MockCommandConfinement::new();
-    mock.expect_confine().returning(|_, scope| {
+    mock.expect_command().returning(|spec| {
         assert!(
-            scope.writable_roots.is_empty(),
+            matches!(spec.scope.files, FileSystemScope::ReadOnly(_)),
             "git_inspect writes nowhere"
         );
-        assert!(!scope.network);
-        Ok(())
+        assert_eq!(spec.scope.network, NetworkAccess::Disabled);
+        Ok(ConfinedCommand::bare(spec.unconfined_command()))
     });
     Arc::new(mock)
 }

@@ -11,8 +11,8 @@
 use kun_builtin_tools::shell::{BackgroundLimits, BackgroundShellTool, ShellConfig};
 use kun_builtin_tools::testing::TestWorkspace;
 use kun_ports::{
-    CommandConfinement, CommandSafety, GrantKey, GrantScope, MockCommandConfinement,
-    SandboxRequest, Tool, ToolHostContext, ToolResult,
+    CommandConfinement, CommandSafety, GrantKey, GrantScope, SandboxRequest, Tool, ToolHostContext,
+    ToolResult,
 };
 use rustix::process::{Pid, test_kill_process};
 use serde_json::{Value, json};
@@ -21,9 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn unconfined() -> Arc<dyn CommandConfinement> {
-    let mut mock = MockCommandConfinement::new();
-    mock.expect_confine().returning(|_, _| Ok(()));
-    Arc::new(mock)
+    Arc::new(kun_sandbox::NoConfinement)
 }
 
 async fn call(tool: &BackgroundShellTool, ws: &TestWorkspace, args: Value) -> ToolResult {
@@ -333,4 +331,49 @@ fn approval_scopes() {
         )
         .is_err()
     );
+}
+
+/// | action | approval | grant scope |
+/// |---|---|---|
+/// | list | not needed (runs nothing) | `list` |
+/// | read | not needed (runs nothing) | `read` |
+/// | start | as declared (on-request) | the command's keys (`npm run`) |
+/// | kill | as declared (on-request) | `kill` |
+#[test]
+fn list_and_read_need_no_approval() {
+    use kun_ports::CallApproval;
+    let tool = BackgroundShellTool::new(Arc::new(kun_sandbox::NoConfinement));
+    let ctx = ToolHostContext::builder("t", "u").workspace("/ws").build();
+    let action = |name: &str| GrantScope::Action {
+        action: name.into(),
+    };
+    let cases = [
+        (
+            json!({"action": "list"}),
+            CallApproval::NotNeeded,
+            Some(action("list")),
+        ),
+        (
+            json!({"action": "read", "id": "bg-1"}),
+            CallApproval::NotNeeded,
+            Some(action("read")),
+        ),
+        (
+            json!({"action": "start", "command": "npm run dev"}),
+            CallApproval::AsDeclared,
+            Some(GrantKey::command("background_shell", "npm run").scope),
+        ),
+        (
+            json!({"action": "kill", "id": "bg-1"}),
+            CallApproval::AsDeclared,
+            Some(action("kill")),
+        ),
+        // Arguments that do not parse are judged as declared (the run reports them).
+        (json!({"action": "dance"}), CallApproval::AsDeclared, None),
+    ];
+    for (args, approval, scope) in cases {
+        assert_eq!(tool.call_approval(&args), approval, "{args}");
+        let grant = tool.approval_scope(&args, &ctx).map(|c| c.grant);
+        assert_eq!(grant, scope, "{args}");
+    }
 }

@@ -32,9 +32,10 @@
 //!
 //! ## Confinement
 //!
-//! [`SandboxCapabilities::probe`] picks the tier commands run under. Today that is always
-//! [`NoConfinement`]: bubblewrap and Landlock tiers come later, behind the same
-//! [`CommandConfinement`](kun_ports::CommandConfinement) port.
+//! [`SandboxCapabilities::probe`] picks the tier commands run under, once at start: bubblewrap
+//! when usable, else Landlock + seccomp, else [`NoConfinement`], each behind the
+//! [`CommandConfinement`](kun_ports::CommandConfinement) port (see the `confinement` module
+//! and the README's threat model).
 //!
 //! ## Example
 //!
@@ -53,8 +54,17 @@
 //! let verdict = sandbox.check_tool("mcp__ci__run", mcp, SandboxMode::WorkspaceWrite);
 //! assert_eq!(verdict, SandboxVerdict::ApprovalRequired(Unconfined::Provider));
 //!
-//! // A built-in command that asks to run unconfined always needs an approval.
+//! // A built-in command runs without a prompt only when the tier on this machine confines it.
 //! let bash = SandboxQuery { runner: CommandRunner::Confinement, ..mcp };
+//! let verdict = sandbox.check_tool("bash", bash, SandboxMode::WorkspaceWrite);
+//! let expected = if caps.tier().is_confined() {
+//!     SandboxVerdict::Confined
+//! } else {
+//!     SandboxVerdict::ApprovalRequired(Unconfined::NoTier)
+//! };
+//! assert_eq!(verdict, expected);
+//!
+//! // A built-in command that asks to run unconfined always needs an approval.
 //! let escalated = bash.with_request(SandboxRequest::Escalated);
 //! let verdict = sandbox.check_tool("bash", escalated, SandboxMode::WorkspaceWrite);
 //! assert_eq!(verdict, SandboxVerdict::ApprovalRequired(Unconfined::Escalated));
@@ -87,7 +97,12 @@ mod physical;
 mod policy;
 mod protected;
 
-pub use confinement::{NoConfinement, SandboxCapabilities};
+#[cfg(target_os = "linux")]
+pub use confinement::{BubblewrapConfinement, LandlockConfinement};
+pub use confinement::{
+    BubblewrapProgram, ConfinementReport, DEFAULT_MAX_PROCESSES, LandlockProbe, NoConfinement,
+    ProbeOptions, ProbeOutcome, ProbeStatus, SandboxCapabilities,
+};
 pub use matrix::tool_verdict;
 pub use paths::resolve_workspace_path;
 pub use physical::MAX_LINK_FOLLOWS;

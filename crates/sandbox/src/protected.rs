@@ -72,6 +72,12 @@ const GUARDS: &[Guard] = &[
     },
 ];
 
+/// The guard names, in table order: also what the bubblewrap tier re-binds read-only in each
+/// workspace root (`confinement::guards`), so both gates protect one list.
+pub(crate) fn guard_names() -> impl Iterator<Item = &'static str> {
+    GUARDS.iter().map(|guard| guard.name)
+}
+
 /// How a user lists an exception.
 pub(crate) const EXCEPTIONS_SETTING: &str =
     "`[sandbox] protected_path_exceptions` in the user config";

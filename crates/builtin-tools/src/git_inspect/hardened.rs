@@ -3,11 +3,11 @@
 //! the reason for each) in the documentation of `git_inspect` (the parent module).
 
 use super::repo::Repo;
-use crate::shell::{Stream, find_on_path, prepare, read_only_scope, spawn};
-use kun_ports::{AbortSignal, CommandConfinement, ErrorCode, ToolFailure};
+use crate::shell::{Stream, find_on_path, read_only_scope, spawn};
+use kun_ports::process::ChildEnv;
+use kun_ports::{AbortSignal, CommandConfinement, CommandSpec, ErrorCode, ToolFailure};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 /// The environment every git run gets (besides `PATH`, `GIT_DIR`, `GIT_WORK_TREE` and
@@ -186,11 +186,9 @@ impl<'a> HardenedGit<'a> {
         Ok(git)
     }
 
-    /// The command for `git <args>`, ready to spawn.
-    fn command(&self, args: &[String]) -> Command {
-        let mut command = Command::new(&self.program);
-        prepare(&mut command, &self.repo.cwd);
-        command.env_clear();
+    /// The spec of `git <args>`: exactly the environment above (nothing of ours), confined
+    /// read-only with the repository kept reachable.
+    fn spec(&self, args: &[String]) -> CommandSpec {
         let mut path = self
             .program
             .parent()
@@ -198,18 +196,30 @@ impl<'a> HardenedGit<'a> {
             .unwrap_or_default();
         path.push(':');
         path.push_str(SYSTEM_PATH);
-        command.env("PATH", path);
-        command.envs(ENVIRONMENT.iter().copied());
-        command
-            .env("GIT_DIR", &self.repo.git_dir)
-            .env("GIT_WORK_TREE", &self.repo.work_tree)
-            .env("GIT_ATTR_SOURCE", self.attr_source);
-        command.args(["--no-pager", "--no-optional-locks"]);
-        for (key, value) in &self.overrides {
-            command.arg("-c").arg(format!("{key}={value}"));
+        let mut env = ChildEnv::empty();
+        env.set("PATH", path);
+        for (name, value) in ENVIRONMENT {
+            env.set(name, value);
         }
-        command.args(args);
-        command
+        env.set("GIT_DIR", &self.repo.git_dir)
+            .set("GIT_WORK_TREE", &self.repo.work_tree)
+            .set("GIT_ATTR_SOURCE", self.attr_source);
+        let readable = [&self.repo.work_tree, &self.repo.git_dir, &self.repo.cwd]
+            .map(PathBuf::clone)
+            .to_vec();
+        let mut argv = vec!["--no-pager".to_owned(), "--no-optional-locks".to_owned()];
+        for (key, value) in &self.overrides {
+            argv.push("-c".to_owned());
+            argv.push(format!("{key}={value}"));
+        }
+        argv.extend(args.iter().cloned());
+        CommandSpec::new(
+            &self.program,
+            &self.repo.cwd,
+            env,
+            read_only_scope(&readable),
+        )
+        .args(argv)
     }
 
     /// Runs `git <args>`, keeping at most `cap` bytes of stdout.
@@ -217,13 +227,12 @@ impl<'a> HardenedGit<'a> {
     /// # Errors
     /// When git cannot start or be confined, times out, or the turn is aborted.
     pub(super) async fn run(&self, args: &[String], cap: usize) -> Result<Ran, ToolFailure> {
-        let running =
-            spawn(self.command(args), self.confinement, &read_only_scope()).map_err(|failure| {
-                ToolFailure::coded(
-                    failure.code,
-                    format!("could not run git: {}", failure.message),
-                )
-            })?;
+        let running = spawn(&self.spec(args), self.confinement).map_err(|failure| {
+            ToolFailure::coded(
+                failure.code,
+                format!("could not run git: {}", failure.message),
+            )
+        })?;
         let mut stdout = Head::new(cap);
         let mut stderr = Head::new(MAX_STDERR);
         let finished = running

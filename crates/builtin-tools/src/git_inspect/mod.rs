@@ -371,12 +371,11 @@ mod tests {
         fn tier(&self) -> kun_ports::ConfinementTier {
             kun_ports::ConfinementTier::None
         }
-        fn confine(
+        fn command(
             &self,
-            _command: &mut std::process::Command,
-            _scope: &kun_ports::ConfinementScope,
-        ) -> Result<(), kun_ports::ConfinementError> {
-            Ok(())
+            spec: &kun_ports::CommandSpec,
+        ) -> Result<kun_ports::ConfinedCommand, kun_ports::ConfinementError> {
+            Ok(kun_ports::ConfinedCommand::bare(spec.unconfined_command()))
         }
     }
 }

@@ -1,25 +1,27 @@
 //! `bash`: run one command line in the workspace and return its exit code and output.
+//!
+//! The model reads the output (after the truncation notice, with the path of the full output,
+//! when it was cut), then `exit code N`. A non-zero exit is an error result that keeps both.
 
 use super::ShellConfig;
 use super::escalation::{SandboxArg, check_justification};
-use super::run::{abnormal_end, call_timeout, run_script};
+use super::run::{CapturedOutput, abnormal_end, call_timeout, run_script};
 use super::scope::command_approval;
-use crate::{Failure, Outcome, finish, parse_args, schema_for};
+use crate::Failure;
 use async_trait::async_trait;
 use kun_ports::{
-    CommandApproval, CommandConfinement, CommandRunner, SideEffect, Tool, ToolContext, ToolError,
-    ToolHostContext, ToolKind, ToolPolicy, ToolResult, ToolSpec,
+    CommandApproval, CommandConfinement, CommandRunner, SideEffect, ToolContext, ToolHostContext,
+    ToolKind, ToolPolicy, ToolSpec, TypedTool,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
 
 /// The arguments of `bash`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct BashArgs {
+pub struct BashArgs {
     /// The command line to run with `bash -c` in the workspace root.
     command: String,
     /// Stop the command (and everything it started) after this many seconds. Default 900;
@@ -37,9 +39,18 @@ struct BashArgs {
     justification: Option<String>,
 }
 
-/// The `bash` tool (command_execution, on-request). Output:
-/// `{exit_code, output, truncated, full_output_path?, notice?, duration_ms}`; an error result
-/// when the exit code is not 0, `tool_timeout` when the timeout passed.
+/// What `bash` returns for a command that exited.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BashOutput {
+    /// The exit code (128 + the signal when a signal ended it).
+    pub exit_code: i32,
+    /// What it printed.
+    #[serde(flatten)]
+    pub captured: CapturedOutput,
+}
+
+/// The `bash` tool (command_execution, on-request). Output: [`BashOutput`]; an error result
+/// (with the output) when the exit code is not 0, `tool_timeout` when the timeout passed.
 pub struct BashTool {
     spec: ToolSpec,
     config: ShellConfig,
@@ -76,7 +87,7 @@ impl BashTool {
             lines = config.limits.max_lines,
             bytes = crate::output::format_size(config.limits.max_bytes as u64),
         );
-        let spec = ToolSpec::new("bash", description, schema_for::<BashArgs>())
+        let spec = ToolSpec::typed::<BashArgs, BashOutput>("bash", description)
             .with_kind(ToolKind::CommandExecution)
             .with_command_runner(CommandRunner::Confinement)
             .with_policy(ToolPolicy::OnRequest)
@@ -88,8 +99,11 @@ impl BashTool {
         }
     }
 
-    async fn run(&self, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
-        let args: BashArgs = parse_args("bash", arguments)?;
+    async fn run_command(
+        &self,
+        args: BashArgs,
+        ctx: &ToolContext<'_>,
+    ) -> Result<BashOutput, Failure> {
         if args.command.trim().is_empty() {
             return Err(Failure::invalid(
                 "command is empty; pass the command line to run",
@@ -114,31 +128,46 @@ impl BashTool {
         if let Some(failure) = abnormal_end(&run, timeout) {
             return Err(failure);
         }
-        Ok(Value::Object(run.fields()))
+        Ok(BashOutput {
+            exit_code: run.finished.ending.exit_code().unwrap_or(-1),
+            captured: run.captured(),
+        })
     }
 }
 
 #[async_trait]
-impl Tool for BashTool {
+impl TypedTool for BashTool {
+    type Args = BashArgs;
+    type Output = BashOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    /// An escalated call must carry a justification (checked before anyone is asked).
-    fn explicit_approval(&self, arguments: &Value, _ctx: &ToolHostContext) -> Result<bool, String> {
-        match serde_json::from_value::<BashArgs>(arguments.clone()) {
-            Ok(args) => {
-                check_justification(args.sandbox, args.justification.as_deref()).map(|()| false)
-            }
-            // Bad arguments are reported by the run itself (`invalid_arguments`).
-            Err(_) => Ok(false),
+    /// The output, then `exit code N`.
+    fn render(&self, output: &BashOutput) -> String {
+        let mut text = String::new();
+        output.captured.render_into(&mut text);
+        if !text.is_empty() {
+            text.push('\n');
         }
+        text.push_str(&format!("exit code {}", output.exit_code));
+        text
+    }
+
+    /// A non-zero exit.
+    fn is_error(&self, output: &BashOutput) -> bool {
+        output.exit_code != 0
+    }
+
+    /// An escalated call must carry a justification (checked before anyone is asked).
+    fn explicit_approval(&self, args: &BashArgs, _ctx: &ToolHostContext) -> Result<bool, String> {
+        check_justification(args.sandbox, args.justification.as_deref()).map(|()| false)
     }
 
     /// The command's grant keys (`cargo test`, or one call only, and why), whether it is
     /// known safe, and whether it asks to run outside the sandbox; see [`command_approval`].
-    fn approval_scope(&self, arguments: &Value, ctx: &ToolHostContext) -> Option<CommandApproval> {
-        let args: BashArgs = serde_json::from_value(arguments.clone()).ok()?;
+    fn approval_scope(&self, args: &BashArgs, ctx: &ToolHostContext) -> Option<CommandApproval> {
         Some(command_approval(
             &args.command,
             &ctx.workspace_roots,
@@ -147,16 +176,7 @@ impl Tool for BashTool {
         ))
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        let mut result = finish(self.run(arguments, &ctx).await);
-        if !result.is_error {
-            let exit_code = result.output.get("exit_code").and_then(Value::as_i64);
-            result.is_error = exit_code != Some(0);
-        }
-        Ok(result)
+    async fn run(&self, args: BashArgs, ctx: ToolContext<'_>) -> Result<BashOutput, Failure> {
+        self.run_command(args, &ctx).await
     }
 }

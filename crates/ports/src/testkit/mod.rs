@@ -11,6 +11,8 @@
 
 mod approval;
 mod artifacts;
+#[cfg(unix)]
+mod confinement;
 mod external;
 mod hooks;
 mod host;
@@ -20,6 +22,8 @@ mod sandbox;
 
 pub use approval::*;
 pub use artifacts::*;
+#[cfg(unix)]
+pub use confinement::*;
 pub use external::*;
 pub use hooks::*;
 pub use host::*;

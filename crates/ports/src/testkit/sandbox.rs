@@ -1,17 +1,14 @@
-//! Contract suites for gate one: [`SandboxPolicy`] (the SPEC §5 matrix and the path rules) and
-//! [`CommandConfinement`] (the tier is honest and confined commands still work).
+//! The contract suite of gate one's policy: [`SandboxPolicy`] (the SPEC §5 matrix and the path
+//! rules). The [`CommandConfinement`](crate::CommandConfinement) suite is in `confinement.rs`.
 //!
 //! The path rules build a real workspace in a temporary directory, with real symbolic links,
 //! so they need a Unix filesystem.
 
 use crate::{
-    CommandConfinement, CommandRunner, ConfinementScope, ConfinementTier, ErrorCode, PathAccess,
-    PathError, ResolvedPath, SandboxMode, SandboxPolicy, SandboxQuery, SandboxRequest,
-    SandboxVerdict, ToolKind, Unconfined,
+    CommandRunner, ErrorCode, PathAccess, PathError, ResolvedPath, SandboxMode, SandboxPolicy,
+    SandboxQuery, SandboxRequest, SandboxVerdict, ToolKind, Unconfined,
 };
 use std::path::Path;
-use std::process::{Command, ExitStatus};
-use std::time::{Duration, Instant};
 
 /// The tool name the suite asks about; blocked verdicts must mention it.
 const TOOL: &str = "contract_probe_tool";
@@ -314,106 +311,4 @@ fn assert_refused(err: &PathError, code: ErrorCode, input: &str) {
         "the refusal must name the path as given (`{input}`): {:?}",
         err.message
     );
-}
-
-/// Every rule a [`CommandConfinement`] must satisfy. Panics naming the first broken rule.
-///
-/// * the tier is stable;
-/// * the `None` tier leaves the command as it is;
-/// * a confined `/bin/true` in a temporary workspace spawns and succeeds, and a confined shell
-///   can write inside its writable root;
-/// * a confined tier stops a write outside the scope, and nothing appears there.
-pub fn command_confinement_contract(confinement: &dyn CommandConfinement) {
-    let tier = confinement.tier();
-    assert_eq!(
-        confinement.tier(),
-        tier,
-        "the tier must not change between calls"
-    );
-
-    let temp = tempfile::tempdir().expect("create a temporary directory");
-    let ws = temp.path().join("ws");
-    let elsewhere = temp.path().join("elsewhere");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    let scope = ConfinementScope::workspace(&ws);
-
-    let mut truth = Command::new("/bin/true");
-    truth.current_dir(&ws);
-    confinement
-        .confine(&mut truth, &scope)
-        .expect("confining /bin/true must succeed");
-    if tier == ConfinementTier::None {
-        assert_eq!(
-            truth.get_program(),
-            "/bin/true",
-            "the None tier changed the program"
-        );
-        assert_eq!(truth.get_args().count(), 0, "the None tier added arguments");
-        assert_eq!(
-            truth.get_current_dir(),
-            Some(ws.as_path()),
-            "the None tier moved the cwd"
-        );
-    }
-    assert!(
-        run(&mut truth).success(),
-        "a confined /bin/true must succeed"
-    );
-
-    let mut write_inside = shell("printf ok > inside.txt", &ws);
-    confinement
-        .confine(&mut write_inside, &scope)
-        .expect("confining a shell must succeed");
-    assert!(
-        run(&mut write_inside).success(),
-        "a confined shell must write inside its root"
-    );
-    assert_eq!(
-        std::fs::read_to_string(ws.join("inside.txt"))
-            .ok()
-            .as_deref(),
-        Some("ok"),
-        "the write inside the root must land"
-    );
-
-    if tier.is_confined() {
-        let target = elsewhere.join("escaped.txt");
-        let script = format!("printf x > '{}'", target.display());
-        let mut write_outside = shell(&script, &ws);
-        confinement
-            .confine(&mut write_outside, &scope)
-            .expect("confining a shell must succeed");
-        assert!(
-            !run(&mut write_outside).success(),
-            "a {tier:?}-confined write outside the scope must fail"
-        );
-        assert!(
-            !target.exists(),
-            "a {tier:?}-confined command wrote outside its scope"
-        );
-    }
-}
-
-fn shell(script: &str, cwd: &Path) -> Command {
-    let mut command = Command::new("/bin/sh");
-    command.arg("-c").arg(script).current_dir(cwd);
-    command
-}
-
-/// Runs `command` to completion, allowing a loaded machine a generous minute.
-fn run(command: &mut Command) -> ExitStatus {
-    let mut child = command.spawn().expect("spawn the confined command");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().expect("wait for the confined command") {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the confined command did not finish within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }

@@ -16,7 +16,17 @@
 //!    allow-list names the tool or the tool says the command is known safe.
 //!
 //! A confined command under `on-request`/`suggest` therefore runs without a prompt: approval
-//! follows the sandbox. `user_interaction` tools never need approval.
+//! follows the sandbox. `user_interaction` tools never need approval, and neither does a call
+//! the tool declares read-only from its arguments ([`CallApproval::NotNeeded`]:
+//! `background_shell` `list` and `read` run no command and change nothing).
+//!
+//! | tool says for this call | matrix | explicit | asked? |
+//! |---|---|---|---|
+//! | `NotNeeded` | any | any | no |
+//! | `AsDeclared` | `forced` (unconfined command) | any | yes (`unconfined_command`, `provider_command` or `escalated_command`) |
+//! | `AsDeclared` | not `forced` | yes | yes (`explicit_tool`) |
+//! | `AsDeclared` | `prompt`, or `prompt unless allow-listed` and not allow-listed; no hook `allow` | no | yes (`runtime_policy`) |
+//! | `AsDeclared` | `no prompt`, or a hook `allow` | no | no |
 //!
 //! What a session grant covers comes from the tool ([`Tool::approval_scope`]); a command tool
 //! that does not say is approved one call at a time.
@@ -26,9 +36,9 @@
 use super::Host;
 use super::hooks::HookApproval;
 use kun_ports::{
-    ApprovalDecision, ApprovalReason, ApprovalRequest, CommandApproval, CommandSafety, ErrorCode,
-    GrantKey, GrantScope, PromptRule, SandboxRequest, Sandboxing, ToolDescriptor, ToolHostContext,
-    ToolKind, ToolResult, prompt_rule,
+    ApprovalDecision, ApprovalReason, ApprovalRequest, CallApproval, CommandApproval,
+    CommandSafety, ErrorCode, GrantKey, GrantScope, PromptRule, SandboxRequest, Sandboxing,
+    ToolDescriptor, ToolHostContext, ToolKind, ToolResult, prompt_rule,
 };
 use serde_json::{Map, Value};
 use std::ops::ControlFlow;
@@ -52,13 +62,15 @@ pub(crate) fn sandbox_request(command: Option<&CommandApproval>) -> SandboxReque
     command.map_or(SandboxRequest::Confined, |c| c.sandbox)
 }
 
-/// Whether the tool asked for explicit approval of this call.
+/// What the tool says about approving this call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ExplicitApproval {
-    /// It did not.
+    /// No explicit approval; the other rules decide.
     NotRequired,
-    /// It did.
+    /// It asked for explicit approval.
     Required,
+    /// The call is a read-only action ([`CallApproval::NotNeeded`]): nobody is asked.
+    NotNeeded,
 }
 
 /// Whether a call must be approved, and why.
@@ -70,8 +82,8 @@ pub(crate) enum ApprovalNeed {
     Ask(ApprovalReason),
 }
 
-/// Step 11: the tool's explicit-approval predicate. An error is
-/// `approval_classification_failed`.
+/// Step 11: the tool's per-call approval class, then its explicit-approval predicate. An
+/// error is `approval_classification_failed`.
 pub(crate) fn classify_explicit(
     tool: &ToolDescriptor,
     arguments: &Value,
@@ -79,6 +91,9 @@ pub(crate) fn classify_explicit(
 ) -> ControlFlow<ToolResult, ExplicitApproval> {
     if tool.spec().user_interaction {
         return ControlFlow::Continue(ExplicitApproval::NotRequired);
+    }
+    if tool.tool.call_approval(arguments) == CallApproval::NotNeeded {
+        return ControlFlow::Continue(ExplicitApproval::NotNeeded);
     }
     match tool.tool.explicit_approval(arguments, ctx) {
         Ok(true) => ControlFlow::Continue(ExplicitApproval::Required),
@@ -106,7 +121,7 @@ impl Host {
         command: Option<&CommandApproval>,
     ) -> ApprovalNeed {
         let spec = tool.spec();
-        if spec.user_interaction {
+        if spec.user_interaction || explicit == ExplicitApproval::NotNeeded {
             return ApprovalNeed::None;
         }
         let rule = prompt_rule(ctx.approval, spec.policy, sandboxing);

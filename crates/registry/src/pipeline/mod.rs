@@ -8,6 +8,7 @@ mod finish;
 mod gates;
 mod hooks;
 mod operation;
+mod preflight;
 mod read_guard;
 
 pub use builder::{DEFAULT_ARTIFACT_THRESHOLD_BYTES, HostBuilder};
@@ -81,6 +82,7 @@ pub(crate) struct PinnedTurn {
 /// | 8 | plan mode: no file mutation but `create_plan` | `plan_mode_write_blocked` |
 /// | 9 | read-before-edit | `read_before_edit_required` (with the next action) |
 /// | 10 | sandbox on `call.tool_kind.or(declared)` and on the call's request to run unconfined (`"sandbox": "escalated"`), write paths, runtime approval `never` | `sandbox_*`, `approval_policy_blocked` |
+/// | 10b | the tool's preflight: a call bound to fail fails before anyone is asked | the tool's code (`lsp_unavailable`, `no_checks_found`, …) |
 /// | 11 | explicit-approval classification | `approval_classification_failed` |
 /// | 12 | approval (fail closed) | `approval_denied` |
 /// | 13 | abort check | `Err(Aborted)` |
@@ -250,6 +252,7 @@ impl Host {
         let request = approval::sandbox_request(command.as_ref());
         let sandbox =
             step!(self.runtime_policy(tool, declared, claimed_kind, request, &arguments, ctx)); // 10
+        step!(preflight::check(tool, &arguments, ctx)); // 10b
         let explicit = step!(approval::classify_explicit(tool, &arguments, ctx)); // 11
         let need = self.approval_need(tool, ctx, sandbox, explicit, pre.approval, command.as_ref());
         step!(approval::request(need, tool, &call_id, &arguments, command, ctx).await); // 12
