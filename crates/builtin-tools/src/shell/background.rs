@@ -30,7 +30,8 @@ use async_trait::async_trait;
 use kun_ports::process::ProcessGroup;
 use kun_ports::{
     AbortSignal, CallApproval, CommandApproval, CommandConfinement, CommandRunner, CommandSafety,
-    SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
+    SandboxRequest, SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy, ToolSpec,
+    TypedTool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -422,7 +423,11 @@ impl BackgroundShellTool {
         let thread = ctx.turn.thread_id;
         tracing::debug!(sandbox = ?args.sandbox, "background_shell");
         Ok(match args.action {
-            Action::Start => BackgroundOutput::Start(self.start(args.command.as_deref(), ctx)?),
+            Action::Start => BackgroundOutput::Start(self.start(
+                args.command.as_deref(),
+                args.sandbox.into(),
+                ctx,
+            )?),
             Action::List => BackgroundOutput::List(self.list(thread)),
             Action::Read => {
                 BackgroundOutput::Read(self.read(thread, args.id.as_deref(), args.tail_lines)?)
@@ -431,7 +436,12 @@ impl BackgroundShellTool {
         })
     }
 
-    fn start(&self, command: Option<&str>, ctx: &ToolContext<'_>) -> Result<JobStarted, Failure> {
+    fn start(
+        &self,
+        command: Option<&str>,
+        request: SandboxRequest,
+        ctx: &ToolContext<'_>,
+    ) -> Result<JobStarted, Failure> {
         let command = command
             .filter(|c| !c.trim().is_empty())
             .ok_or_else(|| Failure::invalid("action=start needs a command to run"))?;
@@ -450,7 +460,7 @@ impl BackgroundShellTool {
                 self.limits.max_live_per_thread
             )));
         }
-        let spec = process::shell_spec(command, &ctx.turn, &self.config);
+        let spec = process::shell_spec(command, &ctx.turn, &self.config, request);
         let running = process::spawn(&spec, self.confinement.as_ref())?;
         let group = running.group();
         let output = Arc::new(Mutex::new(OutputAccumulator::with_spill(

@@ -5,7 +5,7 @@
 
 use super::ShellConfig;
 use super::escalation::{SandboxArg, check_justification};
-use super::run::{CapturedOutput, abnormal_end, call_timeout, run_script};
+use super::run::{CapturedOutput, Runner, abnormal_end, call_timeout, run_script};
 use super::scope::command_approval;
 use crate::Failure;
 use async_trait::async_trait;
@@ -120,7 +120,10 @@ impl BashTool {
             &args.command,
             ctx,
             &self.config,
-            self.confinement.as_ref(),
+            Runner {
+                confinement: self.confinement.as_ref(),
+                request: args.sandbox.into(),
+            },
             timeout,
             &mut |_| {},
         )

@@ -21,13 +21,13 @@
 
 use super::ShellConfig;
 use super::process::Ending;
-use super::run::{call_timeout, duration_ms, run_script};
+use super::run::{Runner, call_timeout, duration_ms, run_script};
 use crate::output::truncate_tail;
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use kun_ports::{
-    CommandConfinement, ErrorCode, SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy,
-    ToolSpec, TypedTool,
+    CommandConfinement, ErrorCode, SandboxRequest, SideEffect, ToolContext, ToolHostContext,
+    ToolKind, ToolPolicy, ToolSpec, TypedTool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -359,7 +359,10 @@ impl VerifyChangesTool {
             command,
             ctx,
             &self.shell,
-            self.confinement.as_ref(),
+            Runner {
+                confinement: self.confinement.as_ref(),
+                request: SandboxRequest::Confined,
+            },
             timeout,
             &mut observe,
         )
