@@ -291,6 +291,46 @@ async fn confinement_sees_the_workspace_scope() {
     assert!(!result.is_error, "{}", result.output);
 }
 
+/// | `sandbox` argument | scope the confinement is asked for |
+/// |---|---|
+/// | absent, `confined` | the workspace roots, network off |
+/// | `escalated` (approved by the host) | unrestricted: every tier runs it as it is |
+///
+/// The environment stays allow-listed either way.
+#[tokio::test]
+async fn an_escalated_call_asks_the_confinement_for_an_unrestricted_scope() {
+    let ws = TestWorkspace::new();
+    let root = ws.root().to_path_buf();
+    let cases = [
+        (
+            json!({"command": "true"}),
+            FileSystemScope::Workspace(vec![root.clone()]),
+        ),
+        (
+            json!({"command": "true", "sandbox": "confined"}),
+            FileSystemScope::Workspace(vec![root.clone()]),
+        ),
+        (
+            json!({"command": "true", "sandbox": "escalated", "justification": "needs ~/.cache"}),
+            FileSystemScope::Unrestricted,
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut mock = MockCommandConfinement::new();
+        let want = expected.clone();
+        mock.expect_command().times(1).returning(move |spec| {
+            assert_eq!(spec.scope.files, want);
+            let allowed = EnvAllowList::default();
+            for (name, _) in spec.env.iter() {
+                assert!(allowed.allows(name), "{name:?} is not on the allow-list");
+            }
+            Ok(ConfinedCommand::bare(spec.unconfined_command()))
+        });
+        let result = bash(&BashTool::new(Arc::new(mock)), &ws, args.clone()).await;
+        assert!(!result.is_error, "{args}: {}", result.output);
+    }
+}
+
 #[tokio::test]
 async fn bad_arguments_are_invalid_arguments() {
     let ws = TestWorkspace::new();
