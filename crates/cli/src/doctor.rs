@@ -127,8 +127,51 @@ fn report(
             "tier": assembly.capabilities.tier(),
             "reason": assembly.capabilities.reason(),
         });
+        report["memory"] = kun_composition::memory_status(&assembly.settings);
+        report["web"] = kun_composition::web_status(&assembly.settings);
     }
     report
+}
+
+/// The memory file and the web tools, as text lines.
+fn memory_and_web(report: &Value, out: &mut String) {
+    let str_of = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    let memory = &report["memory"];
+    if !memory.is_null() {
+        let path = str_of(&memory["path"]);
+        let state = if let Some(error) = memory["error"].as_str() {
+            format!("unusable: {error}")
+        } else if memory["exists"] == true {
+            format!(
+                "schema version {}, {} memories",
+                memory["schema_version"], memory["memories"]
+            )
+        } else {
+            format!("absent, {}", str_of(&memory["note"]))
+        };
+        let _ = writeln!(out, "memory: {path} ({state})");
+    }
+    let web = &report["web"];
+    if let Some(providers) = web["providers"].as_array() {
+        let guard = if web["allow_private_addresses"] == true {
+            "private addresses ALLOWED"
+        } else {
+            "private addresses blocked"
+        };
+        let _ = writeln!(out, "web ({guard}):");
+        for p in providers {
+            let backend = p["backend"]
+                .as_str()
+                .map(|b| format!(" [{b}]"))
+                .unwrap_or_default();
+            let state = if p["available"] == true {
+                "available".to_owned()
+            } else {
+                format!("unavailable: {}", str_of(&p["reason"]))
+            };
+            let _ = writeln!(out, "  {}{backend}: {state}", str_of(&p["tool"]));
+        }
+    }
 }
 
 /// Starts the configured MCP servers once and reports each one's state (connected with its
@@ -322,6 +365,7 @@ fn text(report: &Value) -> String {
             str_of(&report["confinement"]["tier"]),
             str_of(&report["confinement"]["reason"])
         );
+        memory_and_web(report, &mut out);
     }
     if let Some(servers) = report["mcp_servers"].as_array() {
         out.push_str(

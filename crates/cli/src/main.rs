@@ -11,6 +11,7 @@
 //! `catalog`, `call`, `serve` and `doctor` take `--trust-workspace` to trust the workspace
 //! for one run. Workspace settings an untrusted workspace may not apply are reported once on
 //! stderr, one line each.
+//! * `kun-tools memory list|search|rm --workspace DIR [--json]` — the memories it sees.
 //!
 //! Exit codes: 0 when a call produced a result (error results included), 1 when a call was
 //! refused with an `Err` (unknown or unadvertised tool, a `never` tool, an abort), 2 for usage
@@ -22,6 +23,7 @@ mod call;
 mod catalog;
 mod cli;
 mod doctor;
+mod memory;
 mod serve;
 mod setup;
 mod trust;
@@ -80,6 +82,7 @@ fn main() -> ExitCode {
             cli::Command::Serve(args) => serve::run(args).await,
             cli::Command::Doctor(args) => doctor::run(&args).await,
             cli::Command::Trust(args) => trust::run(&args),
+            cli::Command::Memory(args) => memory::run(args).await,
         }
     });
     // A stdio read still pending in the blocking pool must not keep the process alive.

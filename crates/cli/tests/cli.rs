@@ -29,6 +29,7 @@ impl Env {
         cmd.args(args)
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .env("XDG_DATA_HOME", self.dir.path().join("data"))
             .env_remove("RUST_LOG")
             .stdin(Stdio::null());
         cmd

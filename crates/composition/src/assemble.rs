@@ -188,7 +188,14 @@ fn wire(
     if let Some(names) = &settings.tools.plan_allow {
         filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));
     }
-    let main_providers: Vec<Arc<dyn ToolProvider>> = vec![kept.builtin.clone()];
+    let memory = crate::memory_provider(&settings);
+    let (web, web_search) = crate::web_providers(&settings);
+    let main_providers: Vec<Arc<dyn ToolProvider>> = vec![
+        kept.builtin.clone(),
+        memory.clone(),
+        web.clone(),
+        web_search.clone(),
+    ];
     let registered = main_providers
         .iter()
         .flat_map(|provider| provider.tools())
@@ -199,6 +206,9 @@ fn wire(
     )?;
     let mut child = ChildRegistryBuilder::default();
     child.add(Arc::clone(&kept.builtin));
+    child.add(memory);
+    child.add(web);
+    child.add(web_search);
     let registry = Arc::new(CapabilityRegistry::with_providers(
         filters.clone(),
         main_providers,

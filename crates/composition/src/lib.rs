@@ -17,9 +17,11 @@ mod child;
 pub mod config;
 mod lists;
 mod mcp;
+mod memory_web;
 
 pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assemble};
 
 pub use child::ChildRegistryBuilder;
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
 pub use mcp::{McpAttachment, attach_mcp, search_settings, server_config, server_configs};
+pub use memory_web::{memory_provider, memory_status, web_providers, web_status};

@@ -48,6 +48,7 @@ impl Env {
         cmd.args(args)
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .env("XDG_DATA_HOME", self.dir.path().join("data"))
             .env_remove("RUST_LOG")
             .env_remove("KUN_TOKEN");
         cmd

@@ -81,6 +81,28 @@ impl Settings {
             ),
             ("trust.workspaces", json!(self.trust.workspaces)),
             ("trust.mcp_servers", json!(self.trust.mcp_servers)),
+            (
+                "memory.path",
+                json!(self.memory.file().map(|p| p.display().to_string())),
+            ),
+            (
+                "web.allow_private_addresses",
+                json!(self.web.allow_private_addresses),
+            ),
+            (
+                "web.timeout_seconds",
+                json!(self.web.options().timeout.as_secs()),
+            ),
+            ("web.user_agent", json!(self.web.options().user_agent)),
+            ("web.max_bytes", json!(self.web.options().max_bytes)),
+            (
+                "web.search",
+                json!(self.web.search.as_ref().map(|s| json!({
+                    "backend": s.engine.as_str(),
+                    "url": s.url,
+                    "api_key_env": s.api_key_env,
+                }))),
+            ),
             ("hooks", self.hooks_summary()),
         ]
         .into_iter()

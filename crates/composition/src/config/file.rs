@@ -224,4 +224,8 @@ pub struct ConfigFile {
     pub shell: Option<ShellTable>,
     /// `[serve]`.
     pub serve: Option<ServeTable>,
+    /// `[memory]`.
+    pub memory: Option<super::MemoryTable>,
+    /// `[web]` (and `[web.search]`).
+    pub web: Option<super::WebTable>,
 }

@@ -16,6 +16,7 @@ mod effective;
 mod error;
 mod file;
 mod mcp_json;
+mod memory_web;
 pub mod narrowing;
 mod sections;
 pub mod trust;
@@ -28,6 +29,7 @@ pub use file::{
     ShellTable, StructuredContent, ToolsTable, TrustScope, TrustTable,
 };
 pub use mcp_json::read_mcp_json;
+pub use memory_web::{MemorySettings, MemoryTable, WebSearchTable, WebSettings, WebTable};
 pub use narrowing::{Authority, Ignored, RULES, Rule};
 pub use sections::{
     DEFAULT_MAX_TOOL_NAME_LENGTH, SandboxOptions, ServeSettings, ShellSettings, TrustSettings,
@@ -218,6 +220,10 @@ pub struct Settings {
     pub trust: TrustSettings,
     /// Workspace settings that were not applied, in file order.
     pub ignored: Vec<Ignored>,
+    /// `[memory]`.
+    pub memory: MemorySettings,
+    /// `[web]` and `[web.search]`.
+    pub web: WebSettings,
     /// Where each value came from, by dotted key.
     pub sources: BTreeMap<String, Source>,
 }
@@ -242,6 +248,8 @@ impl Settings {
             serve: ServeSettings::default(),
             trust: TrustSettings::default(),
             ignored: Vec::new(),
+            memory: MemorySettings::default(),
+            web: WebSettings::default(),
             sources: BTreeMap::new(),
         }
     }

@@ -31,6 +31,7 @@ use super::file::{
     ApprovalFallback, ConfigFile, LimitsTable, McpTable, SandboxTable, ServeTable, ShellTable,
     ToolsTable, TrustTable,
 };
+use super::memory_web::{MemoryTable, WebTable};
 use super::{ConfigError, Settings, Source, hooks_from_toml};
 use kun_hooks::HooksConfig;
 use kun_ports::{ApprovalPolicy, HookPhase, SandboxMode, ThreadMode};
@@ -123,6 +124,12 @@ pub const RULES: &[(&str, Rule)] = &[
     ("serve.allowed_origins", Rule::Intersect),
     ("serve.structured_content", Rule::Presentation),
     ("serve.max_tool_name_length", Rule::Lower),
+    ("memory.path", Rule::UserOnly),
+    ("web.allow_private_addresses", Rule::OnlyOff),
+    ("web.timeout_seconds", Rule::Lower),
+    ("web.max_bytes", Rule::Lower),
+    ("web.user_agent", Rule::UserOnly),
+    ("web.search", Rule::UserOnly),
 ];
 
 /// The rule of a dotted key: the longest entry of [`RULES`] that is the key or a table
@@ -453,7 +460,10 @@ impl Settings {
             trust,
             shell,
             serve,
+            memory,
+            web,
         } = file;
+        let search_config = super::memory_web::check_web(web.as_ref(), path, text)?;
         let hooks = hooks
             .map(|table| hooks_from_toml(table, path, text))
             .transpose()?;
@@ -592,6 +602,45 @@ impl Settings {
             super::DEFAULT_MAX_TOOL_NAME_LENGTH,
         );
         self.serve.max_tool_name_length = length.unwrap_or(super::DEFAULT_MAX_TOOL_NAME_LENGTH);
+
+        let MemoryTable { path: memory_file } = memory.unwrap_or_default();
+        let memory_settings = &mut self.memory;
+        m.user_only("memory.path", memory_file, |file| {
+            memory_settings.path = Some(super::memory_web::memory_path(path, file));
+        });
+        let WebTable {
+            allow_private_addresses,
+            timeout_seconds,
+            user_agent,
+            max_bytes,
+            search,
+        } = web.unwrap_or_default();
+        let mut private = Some(self.web.allow_private_addresses);
+        m.only_off(
+            "web.allow_private_addresses",
+            &mut private,
+            allow_private_addresses,
+        );
+        self.web.allow_private_addresses = private.unwrap_or(false);
+        m.lower(
+            "web.timeout_seconds",
+            &mut self.web.timeout_seconds,
+            timeout_seconds,
+            u32::try_from(kun_web::FetchOptions::default().timeout.as_secs()).unwrap_or(30),
+        );
+        m.lower(
+            "web.max_bytes",
+            &mut self.web.max_bytes,
+            max_bytes,
+            u32::try_from(kun_web::DEFAULT_MAX_BYTES).unwrap_or(u32::MAX),
+        );
+        let web_settings = &mut self.web;
+        m.user_only("web.user_agent", user_agent, |agent| {
+            web_settings.user_agent = Some(agent);
+        });
+        m.user_only("web.search", search, |_| {
+            web_settings.search = search_config;
+        });
 
         if let Some(layer) = hooks {
             m.hooks(&layer, &mut self.hooks);
