@@ -99,9 +99,18 @@ async fn a_successful_command_returns_its_output_and_exit_code() {
     assert!(out.get("notice").is_none(), "nothing was cut: {out}");
     assert!(out.get("full_output_path").is_none());
     assert!(out["duration_ms"].is_u64());
-    assert_eq!(
-        result.model_text(),
-        format!("hi there\n{}\nerr\nexit code 0", ws.root().display())
+    // stdout and stderr are two pipes: `err` may come before or after the other lines.
+    let text = result.model_text();
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.pop(), Some("exit code 0"), "{text}");
+    lines.sort_unstable();
+    let root = ws.root().display().to_string();
+    let mut expected = vec!["hi there", root.as_str(), "err"];
+    expected.sort_unstable();
+    assert_eq!(lines, expected, "{text}");
+    assert!(
+        text.find("hi there") < text.find(&root),
+        "stdout keeps its order: {text}"
     );
 }
 
