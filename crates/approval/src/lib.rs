@@ -46,6 +46,7 @@
 //!     reason: ApprovalReason::RuntimePolicy,
 //!     grant_key: GrantKey::command("bash", "cargo test"),
 //!     justification: None,
+//!     delegated_agent: None,
 //! };
 //! assert_eq!(gate.request_approval(&request(1)).await, ApprovalDecision::AllowForSession);
 //! // Same grant key: allowed from the session grant, nobody is asked.
@@ -62,6 +63,9 @@
 //! assert_eq!(sources, [DecisionSource::Approver, DecisionSource::SessionGrant]);
 //! # }
 //! ```
+
+// The README is compiled as doctests, so its examples cannot rot.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 mod approver;
 mod channel;

@@ -171,8 +171,13 @@ fn question(request: &ApprovalRequest) -> String {
             "allow [o]nce or [d]eny (optionally: d <reason>)? ",
         ),
     };
+    let asker = request
+        .delegated_agent
+        .as_ref()
+        .map(|agent| format!(", asked by the sub-agent {}", printable(agent)))
+        .unwrap_or_default();
     format!(
-        "\napproval needed: {tool} (call {call})\n  why: {why}\n{justification}  \
+        "\napproval needed: {tool} (call {call}{asker})\n  why: {why}\n{justification}  \
          arguments: {args}\n{grant}{choices}",
         tool = printable(&request.tool_name),
         call = printable(&request.call_id),
@@ -305,6 +310,7 @@ mod tests {
             reason: ApprovalReason::UnconfinedCommand,
             grant_key: GrantKey::command("bash", "echo\u{1b}"),
             justification: Some("needs \u{1b}[31mnetwork".to_owned()),
+            delegated_agent: None,
         };
         let text = question(&request);
         assert!(!text.contains('\u{1b}'), "{text}");
@@ -334,6 +340,7 @@ mod tests {
             reason: ApprovalReason::UnconfinedCommand,
             grant_key: GrantKey::one_call("bash", "`node` runs code"),
             justification: None,
+            delegated_agent: None,
         };
         let text = question(&request);
         assert!(
@@ -384,6 +391,7 @@ mod tests {
             reason: ApprovalReason::UnconfinedCommand,
             grant_key: GrantKey::one_call("bash", "it uses command substitution"),
             justification: None,
+            delegated_agent: None,
         };
         let (decision, screen) = answer(&once, "s\n").await;
         assert_eq!(decision, ApprovalDecision::Allow, "{screen}");

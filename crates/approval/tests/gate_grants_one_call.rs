@@ -16,6 +16,7 @@ fn request(n: u32, key: GrantKey) -> ApprovalRequest {
         reason: ApprovalReason::UnconfinedCommand,
         grant_key: key,
         justification: None,
+        delegated_agent: None,
     }
 }
 

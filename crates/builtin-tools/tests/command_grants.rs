@@ -204,6 +204,7 @@ fn request(tool: &BashTool, ctx: &ToolHostContext, n: u32, command: &str) -> App
             scope: approval.grant,
         },
         justification: None,
+        delegated_agent: None,
     }
 }
 

@@ -28,6 +28,8 @@ pub enum Command {
     /// trust and what it left out, the providers, the configuration errors and the command
     /// confinement tier.
     Doctor(DoctorArgs),
+    /// List the skills found (and every skipped file), and for a prompt what activates.
+    Skills(SkillsArgs),
     /// Trust a workspace: add its canonical path to `[trust] workspaces` in the user config,
     /// and print what its configuration changes from now on.
     Trust(TrustArgs),
@@ -143,6 +145,23 @@ pub struct ServeArgs {
     /// KUN_TOKEN is set, in which case every request must carry `Authorization: Bearer <token>`.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
+}
+
+/// `kun-tools skills`.
+#[derive(Debug, Args)]
+pub struct SkillsArgs {
+    /// Shared flags.
+    #[command(flatten)]
+    pub common: Common,
+    /// A prompt: show which skills it activates, their scores and the narrowed allow-list.
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
+    /// A file involved in the prompt (its type can activate skills); repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub file: Vec<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `kun-tools doctor`.

@@ -7,6 +7,7 @@
 //! * `kun-tools doctor [--workspace DIR] [--json]` — configuration, trust, providers,
 //!   confinement.
 //! * `kun-tools trust DIR` — trust a workspace from now on (see [`trust`]).
+//! * `kun-tools skills --workspace DIR [--prompt TEXT] [--file PATH]… [--json]` — skills.
 //!
 //! `catalog`, `call`, `serve` and `doctor` take `--trust-workspace` to trust the workspace
 //! for one run. Workspace settings an untrusted workspace may not apply are reported once on
@@ -26,6 +27,7 @@ mod doctor;
 mod memory;
 mod serve;
 mod setup;
+mod skills;
 mod trust;
 
 use clap::Parser;
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
             cli::Command::Call(args) => call::run(args).await,
             cli::Command::Serve(args) => serve::run(args).await,
             cli::Command::Doctor(args) => doctor::run(&args).await,
+            cli::Command::Skills(args) => skills::run(&args),
             cli::Command::Trust(args) => trust::run(&args),
             cli::Command::Memory(args) => memory::run(args).await,
         }

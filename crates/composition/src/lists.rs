@@ -47,7 +47,11 @@ impl KnownNames {
                 kun_mcp::CALL_TOOL,
             ]);
         names.extend(always.map(|name| (*name).to_owned()));
-        let slugs = kun_mcp::naming::server_slugs(settings.mcp_servers.keys().map(String::as_str));
+        // The slugs the MCP names will have: the same cap as `attach_mcp` (a bad cap is
+        // refused there, with its own error).
+        let limit = crate::mcp::mcp_name_limit(settings).unwrap_or_default();
+        let slugs =
+            kun_mcp::naming::server_slugs(settings.mcp_servers.keys().map(String::as_str), limit);
         let mcp_prefixes = slugs.values().map(|slug| format!("mcp_{slug}_")).collect();
         Self {
             names,

@@ -180,6 +180,10 @@ pub struct ApprovalRequest {
     /// For a command that asks to run outside the sandbox: the call's own words on why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub justification: Option<String>,
+    /// The delegated child agent that asks, by profile name (`delegate_task`); `None` when
+    /// the agent itself asks. Prompts name it, so the person knows who wants to act.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delegated_agent: Option<String>,
 }
 
 /// An approver's answer.

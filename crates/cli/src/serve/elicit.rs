@@ -128,8 +128,13 @@ fn prompt(request: &ApprovalRequest) -> String {
         .map(|why| format!("Justification: {}\n", clip(why, JUSTIFICATION_SHOWN)))
         .unwrap_or_default();
     let arguments = clip(&request.arguments.to_string(), ARGUMENTS_SHOWN);
+    let asker = request
+        .delegated_agent
+        .as_ref()
+        .map(|agent| format!(" (asked by the delegated sub-agent `{agent}`)"))
+        .unwrap_or_default();
     format!(
-        "Allow `{tool}` to run?\nWhy you are asked: {why}.\n{justification}{grant}.\nArguments: {arguments}",
+        "Allow `{tool}`{asker} to run?\nWhy you are asked: {why}.\n{justification}{grant}.\nArguments: {arguments}",
         tool = request.tool_name,
         why = request.reason.describe(),
     )
@@ -225,6 +230,7 @@ mod tests {
             reason: ApprovalReason::EscalatedCommand,
             grant_key,
             justification: justification.map(str::to_owned),
+            delegated_agent: None,
         }
     }
 

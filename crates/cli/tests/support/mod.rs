@@ -7,6 +7,8 @@
     reason = "test code; each test binary uses part of it"
 )]
 
+pub mod client;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

@@ -12,6 +12,7 @@
 //!
 //! Unknown keys and bad values are errors naming the file, the line and the key.
 
+mod agents;
 mod effective;
 mod error;
 mod file;
@@ -22,6 +23,10 @@ mod sections;
 pub mod trust;
 pub mod validate;
 
+pub use agents::{
+    DEFAULT_MAX_PARALLEL, DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_SECONDS, DelegationTable, OpenAiTable,
+    RunnerKind, SkillsTable,
+};
 pub use effective::{DEFAULT_BASH_TIMEOUT_SECONDS, EffectiveValue};
 pub use error::ConfigError;
 pub use file::{
@@ -220,6 +225,10 @@ pub struct Settings {
     pub trust: TrustSettings,
     /// Workspace settings that were not applied, in file order.
     pub ignored: Vec<Ignored>,
+    /// `[skills]`.
+    pub skills: SkillsTable,
+    /// `[delegation]`.
+    pub delegation: DelegationTable,
     /// `[memory]`.
     pub memory: MemorySettings,
     /// `[web]` and `[web.search]`.
@@ -248,6 +257,8 @@ impl Settings {
             serve: ServeSettings::default(),
             trust: TrustSettings::default(),
             ignored: Vec::new(),
+            skills: SkillsTable::default(),
+            delegation: DelegationTable::default(),
             memory: MemorySettings::default(),
             web: WebSettings::default(),
             sources: BTreeMap::new(),

@@ -46,6 +46,7 @@ pub fn approval_request(n: u32, tool_name: &str, scope: Option<&str>) -> Approva
             None => GrantKey::tool(tool_name),
         },
         justification: None,
+        delegated_agent: None,
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod approval;
 mod artifacts;
+mod child_runner;
 #[cfg(unix)]
 mod confinement;
 mod external;
@@ -25,6 +26,7 @@ mod web;
 
 pub use approval::*;
 pub use artifacts::*;
+pub use child_runner::*;
 #[cfg(unix)]
 pub use confinement::*;
 pub use external::*;

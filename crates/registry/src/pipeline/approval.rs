@@ -195,6 +195,7 @@ pub(crate) async fn request(
         justification: command
             .filter(|c| c.sandbox == SandboxRequest::Escalated)
             .and_then(|c| c.justification),
+        delegated_agent: None,
     };
     let decision = tokio::select! {
         biased;

@@ -2,15 +2,12 @@
 
 use super::Host;
 use kun_ports::{
-    AbortStage, ErrorCode, HostError, PathAccess, PromptRule, SandboxBlock, SandboxQuery,
-    SandboxRequest, SandboxVerdict, Sandboxing, ToolDescriptor, ToolHostContext, ToolKind,
-    ToolPolicy, ToolResult, prompt_rule,
+    AbortStage, CommandRunner, ErrorCode, HostError, PathAccess, PromptRule, ProviderKind,
+    SandboxBlock, SandboxQuery, SandboxRequest, SandboxVerdict, Sandboxing, ToolDescriptor,
+    ToolHostContext, ToolKind, ToolPolicy, ToolResult, ToolRole, prompt_rule,
 };
 use serde_json::{Map, Value};
 use std::ops::ControlFlow;
-
-/// The tool exempt from the plan-mode write block: it writes only the reserved plan file.
-pub(crate) const CREATE_PLAN: &str = "create_plan";
 
 /// The stricter of two sandbox answers about one call (its declared kind and the kind it
 /// claims, or its escalation): unconfined beats allowed beats confined, since approval
@@ -47,13 +44,18 @@ pub(crate) fn refuse_never_policy(tool: &ToolDescriptor) -> Result<(), HostError
     }
 }
 
-/// Step 8: a planning turn runs no file mutation except `create_plan`.
+/// Step 8: a planning turn runs no file mutation except a [`ToolRole::PlanWriter`]'s
+/// (`create_plan`: it writes only the reserved plan file). The role is the tool's own
+/// declaration, never its name.
 pub(crate) fn plan_mode_block(
     tool: &ToolDescriptor,
     ctx: &ToolHostContext,
 ) -> ControlFlow<ToolResult> {
     let spec = tool.spec();
-    if ctx.is_plan_context() && spec.kind == ToolKind::FileChange && spec.name != CREATE_PLAN {
+    if ctx.is_plan_context()
+        && spec.kind == ToolKind::FileChange
+        && spec.role != ToolRole::PlanWriter
+    {
         return ControlFlow::Break(ToolResult::failure(
             ErrorCode::PlanModeWriteBlocked,
             format!(
@@ -76,12 +78,24 @@ impl Host {
     /// command (our confinement or its provider) is the tool spec's
     /// [`command_runner`](kun_ports::ToolSpec::command_runner), and the sandbox decides
     /// what follows from it.
+    ///
+    /// Only a `built-in` provider's tool can say that our confinement runs its commands: a
+    /// command tool of any other provider (an MCP server, an extension) runs outside it
+    /// whatever its spec says (SPEC §5 and §9).
     fn sandbox_gate(
         &self,
         tool: &ToolDescriptor,
         query: SandboxQuery,
         ctx: &ToolHostContext,
     ) -> Result<Sandboxing, SandboxBlock> {
+        let query = if tool.provider_kind == ProviderKind::BuiltIn {
+            query
+        } else {
+            SandboxQuery {
+                runner: CommandRunner::Provider,
+                ..query
+            }
+        };
         let sandbox = self.registry.filters().sandbox();
         match sandbox.check_tool(tool.name(), query, ctx.sandbox) {
             SandboxVerdict::Blocked(block) => Err(block),

@@ -9,7 +9,10 @@
 
 use super::*;
 use crate::config::file::{McpServerEntry, StructuredContent, TrustScope};
-use crate::config::{ConfigPaths, Overrides, Settings, TrustFlag};
+use crate::config::{
+    ConfigPaths, DelegationTable, OpenAiTable, Overrides, RunnerKind, Settings, SkillsTable,
+    TrustFlag,
+};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -70,6 +73,21 @@ fn fully_populated() -> ConfigFile {
             allowed_origins: Some(vec![]),
             structured_content: Some(StructuredContent::Auto),
             max_tool_name_length: Some(54),
+        }),
+        skills: Some(SkillsTable {
+            enabled: Some(true),
+            disabled: Some(vec![]),
+        }),
+        delegation: Some(DelegationTable {
+            runner: Some(RunnerKind::Openai),
+            max_parallel: Some(1),
+            max_turns: Some(1),
+            openai: Some(OpenAiTable {
+                base_url: Some("http://127.0.0.1:1/v1".into()),
+                model: Some("m".into()),
+                api_key_env: Some("K".into()),
+                timeout_seconds: Some(1),
+            }),
         }),
         memory: Some(crate::config::MemoryTable {
             path: Some("m.sqlite".into()),
@@ -203,6 +221,20 @@ static ROWS: std::sync::LazyLock<&'static [Row]> = std::sync::LazyLock::new(|| {
         ("serve.structured_content", "", "[serve]\nstructured_content = \"never\"", "never", false, "never"),
         ("serve.max_tool_name_length", "", "[serve]\nmax_tool_name_length = 64", 54, true, 64),
         ("serve.max_tool_name_length", "", "[serve]\nmax_tool_name_length = 40", 40, false, 40),
+        ("skills.enabled", "[skills]\nenabled = false", "[skills]\nenabled = true", false, true, true),
+        ("skills.enabled", "", "[skills]\nenabled = false", false, false, false),
+        ("skills.disabled", "[skills]\ndisabled = [\"a\"]", "[skills]\ndisabled = [\"b\"]", ["a", "b"], false, ["b"]),
+        ("delegation.runner", "", "[delegation]\nrunner = \"openai\"", "none", true, "openai"),
+        ("delegation.runner", "[delegation]\nrunner = \"openai\"", "[delegation]\nrunner = \"none\"", "none", false, "none"),
+        ("delegation.max_parallel", "", "[delegation]\nmax_parallel = 50", 2, true, 50),
+        ("delegation.max_parallel", "", "[delegation]\nmax_parallel = 1", 1, false, 1),
+        ("delegation.max_turns", "", "[delegation]\nmax_turns = 500", 20, true, 500),
+        ("delegation.max_turns", "[delegation]\nmax_turns = 10", "[delegation]\nmax_turns = 5", 5, false, 5),
+        ("delegation.openai.base_url", "[delegation.openai]\nbase_url = \"http://127.0.0.1:11434/v1\"", "[delegation.openai]\nbase_url = \"https://evil.example/v1\"", "http://127.0.0.1:11434/v1", true, "http://127.0.0.1:11434/v1"),
+        ("delegation.openai.model", "[delegation.openai]\nmodel = \"qwen\"", "[delegation.openai]\nmodel = \"costly\"", "qwen", true, "qwen"),
+        ("delegation.openai.api_key_env", "[delegation.openai]\napi_key_env = \"OPENAI_API_KEY\"", "[delegation.openai]\napi_key_env = \"AWS_SECRET_ACCESS_KEY\"", "OPENAI_API_KEY", true, "OPENAI_API_KEY"),
+        ("delegation.openai.timeout_seconds", "", "[delegation.openai]\ntimeout_seconds = 9999", 120, true, 9999),
+        ("delegation.openai.timeout_seconds", "", "[delegation.openai]\ntimeout_seconds = 5", 5, false, 5),
         ("memory.path", "", "[memory]\npath = \"/tmp/attacker.sqlite\"", null, true, null),
         ("web.allow_private_addresses", "", "[web]\nallow_private_addresses = true", false, true, true),
         ("web.allow_private_addresses", "[web]\nallow_private_addresses = true", "[web]\nallow_private_addresses = false", false, false, false),
