@@ -177,7 +177,7 @@ mod tests {
             call_id: format!("call-{id}"),
             tool_name: "bash".to_owned(),
             reason: ApprovalReason::RuntimePolicy,
-            grant_key: GrantKey::scoped("bash", "cargo test"),
+            grant_key: GrantKey::command("bash", "cargo test"),
         }
     }
 
@@ -207,7 +207,8 @@ mod tests {
         let value = serde_json::to_value(requested("appr_2")).unwrap();
         assert_eq!(value["event"], "approval_requested");
         assert_eq!(value["reason"], "runtime_policy");
-        assert_eq!(value["grant_key"]["scope"], "cargo test");
+        assert_eq!(value["grant_key"]["grant"], "commands");
+        assert_eq!(value["grant_key"]["keys"][0]["subcommand"], "test");
         let back: ApprovalEvent = serde_json::from_value(value).unwrap();
         assert_eq!(back, requested("appr_2"));
     }

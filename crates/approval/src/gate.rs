@@ -17,10 +17,12 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 ///
 /// `request_approval` reads top to bottom:
 /// 1. log `approval_requested`;
-/// 2. a session grant with an equal [`GrantKey`] answers `Allow` without asking;
+/// 2. a session grant that covers the request's [`GrantKey`] answers `Allow` without asking
+///    (for command keys: every key of the command was granted);
 /// 3. otherwise ask the approver, bounded by the timeout; no answer (gone, dropped, closed,
 ///    timed out, failed or panicked) is a `Deny` whose reason says which;
-/// 4. an approver's `AllowForSession` records a grant for the request's key;
+/// 4. an approver's `AllowForSession` records a grant for the request's key — each command
+///    key of it — unless the key is one-call only, which records nothing;
 /// 5. log `approval_resolved` and return the decision.
 ///
 /// Invariants: it never hangs longer than its timeout and never errors. Grants only grow and
@@ -65,7 +67,8 @@ impl<A: Approver> Gate<A> {
         &self.approver
     }
 
-    /// The session grants so far, sorted by tool then scope.
+    /// The session grants so far, one key per granted tool, action or command key: whole
+    /// tools first, then actions, then command keys.
     #[must_use]
     pub fn grants(&self) -> Vec<GrantKey> {
         self.grants.sorted()
@@ -118,14 +121,13 @@ impl<A: Approver> ApprovalGate for Gate<A> {
             reason: request.reason,
             grant_key: request.grant_key.clone(),
         });
-        let grantable = request.grant_key.session_grantable;
-        let (decision, source) = if grantable && self.grants.covers(&request.grant_key) {
+        let (decision, source) = if self.grants.covers(&request.grant_key) {
             (ApprovalDecision::Allow, DecisionSource::SessionGrant)
         } else {
             self.ask_approver(request).await
         };
-        if decision == ApprovalDecision::AllowForSession && grantable {
-            self.grants.grant(request.grant_key.clone());
+        if decision == ApprovalDecision::AllowForSession {
+            self.grants.grant(&request.grant_key);
         }
         self.events.record(ApprovalEvent::ApprovalResolved {
             approval_id: request.approval_id.clone(),

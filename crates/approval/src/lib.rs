@@ -6,9 +6,9 @@
 //! This crate is what happens once it does: one [`Gate`] wraps a small [`Approver`] (who
 //! answers) and adds what every approver needs, written once:
 //!
-//! * **session grants**: an `allow_for_session` answer covers later requests with an equal
-//!   [`GrantKey`](kun_ports::GrantKey) (tool, and for shell tools the command prefix), which
-//!   are allowed without asking;
+//! * **session grants**: an `allow_for_session` answer covers later requests whose
+//!   [`GrantKey`](kun_ports::GrantKey) it covers (the tool, or for commands each (program,
+//!   subcommand) key), which are allowed without asking; a one-call key is never remembered;
 //! * **an event log**: `approval_requested` / `approval_resolved` [`ApprovalEvent`]s, which a
 //!   late subscriber replays from the start ([`EventLog::subscribe`]);
 //! * **failing closed**: no approver, a dropped request, closed input, a panic or the timeout
@@ -44,7 +44,8 @@
 //!     tool_name: "bash".into(),
 //!     arguments: serde_json::json!({"command": "cargo test -p kun-approval"}),
 //!     reason: ApprovalReason::RuntimePolicy,
-//!     grant_key: GrantKey::scoped("bash", "cargo test"),
+//!     grant_key: GrantKey::command("bash", "cargo test"),
+//!     justification: None,
 //!     delegated_agent: None,
 //! };
 //! assert_eq!(gate.request_approval(&request(1)).await, ApprovalDecision::AllowForSession);

@@ -13,23 +13,24 @@ use tokio::sync::Mutex;
 const MAX_ANSWER: usize = 1_024;
 /// The longest argument text shown in a prompt.
 const MAX_SHOWN_ARGUMENTS: usize = 2_000;
+/// The longest justification shown in a prompt.
+const MAX_SHOWN_JUSTIFICATION: usize = 500;
 
 /// Asks a person on a terminal. Generic over the reader and writer so tests use buffers.
+///
+/// The prompt says what each choice does: a session grant names what it would cover (the
+/// tool, or each command key); a call that can only be allowed once says why and offers no
+/// session choice.
 ///
 /// Answers (case-insensitive, first word counts):
 ///
 /// | typed | decision |
 /// |---|---|
 /// | `o`, `once`, `y`, `yes`, `allow` | `Allow` |
-/// | `s`, `session` | `AllowForSession`; `Allow` (this call only) when the request's grant key is not session-grantable |
+/// | `s`, `session` | `AllowForSession`; `Allow` when the call can only be allowed once |
 /// | `d`, `deny`, `n`, `no` (optionally followed by a reason) | `Deny` |
 /// | anything else, an empty line | `Deny` (never guess a yes) |
 /// | end of input | no answer: the gate denies |
-///
-/// The prompt says only what will happen: it offers `session` only when the request's
-/// [`GrantKey`](kun_ports::GrantKey) can be granted for the session, names what such a grant
-/// covers, and otherwise says the call can be allowed once only (a compound command has no
-/// prefix a grant could safely cover). The echo after the answer repeats what was decided.
 ///
 /// Questions are asked one at a time: concurrent requests wait their turn for the terminal.
 /// If the gate times out while a read is pending, a line typed afterwards answers the next
@@ -70,10 +71,7 @@ where
             return Err(NoAnswer::InputClosed);
         }
         let decision = if line.ends_with(b"\n") || read < MAX_ANSWER {
-            granted_as_offered(
-                parse_answer(&String::from_utf8_lossy(&line)),
-                request.grant_key.session_grantable,
-            )
+            once_only(request, parse_answer(&String::from_utf8_lossy(&line)))
         } else {
             skip_rest_of_line(reader).await.map_err(failed)?;
             ApprovalDecision::deny(
@@ -82,9 +80,10 @@ where
         };
         let echo = match &decision {
             ApprovalDecision::Allow => "allowed once\n".to_owned(),
-            ApprovalDecision::AllowForSession => {
-                format!("allowed for this session: {}\n", grant_cover(request))
-            }
+            ApprovalDecision::AllowForSession => format!(
+                "allowed for this session: {}\n",
+                printable(&request.grant_key.session_grant_text().unwrap_or_default())
+            ),
             ApprovalDecision::Deny { .. } => "denied\n".to_owned(),
         };
         writer.write_all(echo.as_bytes()).await.map_err(failed)?;
@@ -142,26 +141,35 @@ fn failed(error: std::io::Error) -> NoAnswer {
 /// The prompt for one request. Model-controlled text is shown with control characters
 /// escaped, so arguments cannot move the cursor or recolour the terminal.
 fn question(request: &ApprovalRequest) -> String {
-    let mut arguments = request.arguments.to_string();
-    if arguments.len() > MAX_SHOWN_ARGUMENTS {
-        let mut cut = MAX_SHOWN_ARGUMENTS;
-        while !arguments.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        arguments.truncate(cut);
-        arguments.push_str(" …(truncated)");
-    }
-    let choices = if request.grant_key.session_grantable {
-        format!(
-            "  a session grant would cover: {}\n\
-             allow [o]nce, allow for [s]ession, or [d]eny (optionally: d <reason>)? ",
-            grant_cover(request)
-        )
-    } else {
-        "  this call can be allowed once only: it has no command prefix a session grant could \
-         safely cover, so you will be asked again next time\n\
-         allow [o]nce or [d]eny (optionally: d <reason>)? "
-            .to_owned()
+    let arguments = clipped(request.arguments.to_string(), MAX_SHOWN_ARGUMENTS);
+    let justification = request
+        .justification
+        .as_deref()
+        .map(|why| {
+            let why = clipped(why.to_owned(), MAX_SHOWN_JUSTIFICATION);
+            format!("  justification: {}\n", printable(&why))
+        })
+        .unwrap_or_default();
+    let (grant, choices) = match request.grant_key.session_grant_text() {
+        Some(covers) => (
+            format!(
+                "  allow for session would also allow: {}\n",
+                printable(&covers)
+            ),
+            "allow [o]nce, allow for [s]ession, or [d]eny (optionally: d <reason>)? ",
+        ),
+        None => (
+            format!(
+                "  this call can only be allowed once: {}\n",
+                printable(
+                    request
+                        .grant_key
+                        .one_call_reason()
+                        .unwrap_or("no session grant covers it")
+                )
+            ),
+            "allow [o]nce or [d]eny (optionally: d <reason>)? ",
+        ),
     };
     let asker = request
         .delegated_agent
@@ -169,7 +177,8 @@ fn question(request: &ApprovalRequest) -> String {
         .map(|agent| format!(", asked by the sub-agent {}", printable(agent)))
         .unwrap_or_default();
     format!(
-        "\napproval needed: {tool} (call {call}{asker})\n  why: {why}\n  arguments: {args}\n{choices}",
+        "\napproval needed: {tool} (call {call}{asker})\n  why: {why}\n{justification}  \
+         arguments: {args}\n{grant}{choices}",
         tool = printable(&request.tool_name),
         call = printable(&request.call_id),
         why = request.reason.describe(),
@@ -177,24 +186,26 @@ fn question(request: &ApprovalRequest) -> String {
     )
 }
 
-/// What a session grant for `request` covers, for the prompt and the echo.
-fn grant_cover(request: &ApprovalRequest) -> String {
-    match &request.grant_key.scope {
-        Some(scope) => format!(
-            "{} `{}`",
-            printable(&request.grant_key.tool_name),
-            printable(scope)
-        ),
-        None => format!("every {} call", printable(&request.grant_key.tool_name)),
+/// `text` cut to at most `max` bytes (at a character boundary), marked when cut.
+fn clipped(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(" …(truncated)");
     }
+    text
 }
 
-/// A `session` answer to a request that cannot be granted for the session allows this call
-/// only: the gate would record no grant, so the decision says what really happens.
-fn granted_as_offered(decision: ApprovalDecision, session_grantable: bool) -> ApprovalDecision {
-    match decision {
-        ApprovalDecision::AllowForSession if !session_grantable => ApprovalDecision::Allow,
-        other => other,
+/// A session answer for a call that can only be allowed once allows it once: the echo then
+/// says what happened.
+fn once_only(request: &ApprovalRequest, decision: ApprovalDecision) -> ApprovalDecision {
+    if decision == ApprovalDecision::AllowForSession && !request.grant_key.session_grantable() {
+        ApprovalDecision::Allow
+    } else {
+        decision
     }
 }
 
@@ -297,30 +308,66 @@ mod tests {
             tool_name: "bash".to_owned(),
             arguments: json!({"command": "echo \u{1b}[2J \u{202e}", "pad": "é".repeat(3_000)}),
             reason: ApprovalReason::UnconfinedCommand,
-            grant_key: GrantKey::scoped("bash", "echo\u{1b}"),
+            grant_key: GrantKey::command("bash", "echo\u{1b}"),
+            justification: Some("needs \u{1b}[31mnetwork".to_owned()),
             delegated_agent: None,
         };
         let text = question(&request);
         assert!(!text.contains('\u{1b}'), "{text}");
         assert!(text.contains("\\u{202e}"), "{text}");
-        assert!(text.contains("bash `echo\\u{1b}`"), "{text}");
+        assert!(
+            text.contains("`bash` commands made only of `echo\\u{1b}`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("justification: needs \\u{1b}[31mnetwork"),
+            "{text}"
+        );
         assert!(text.contains("(truncated)"));
-        assert!(text.len() < 2_600, "{}", text.len());
+        assert!(text.len() < 2_800, "{}", text.len());
         assert!(text.contains(ApprovalReason::UnconfinedCommand.describe()));
     }
 
-    fn request(grant_key: GrantKey) -> ApprovalRequest {
-        ApprovalRequest {
-            approval_id: "appr_1".to_owned(),
+    #[test]
+    fn a_one_call_key_offers_no_session_choice_and_says_why() {
+        let request = ApprovalRequest {
+            approval_id: "appr_2".to_owned(),
             thread_id: "t".to_owned(),
             turn_id: "u".to_owned(),
-            call_id: "c1".to_owned(),
+            call_id: "c2".to_owned(),
             tool_name: "bash".to_owned(),
-            arguments: json!({"command": "make && rm -rf build"}),
+            arguments: json!({"command": "node -e 'x'"}),
             reason: ApprovalReason::UnconfinedCommand,
-            grant_key,
+            grant_key: GrantKey::one_call("bash", "`node` runs code"),
+            justification: None,
             delegated_agent: None,
-        }
+        };
+        let text = question(&request);
+        assert!(
+            text.contains("this call can only be allowed once: `node` runs code"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("allow [o]nce or [d]eny (optionally: d <reason>)? "),
+            "{text}"
+        );
+        assert!(!text.contains("[s]ession"), "{text}");
+        assert!(!text.contains("justification"), "{text}");
+        assert_eq!(
+            once_only(&request, ApprovalDecision::AllowForSession),
+            ApprovalDecision::Allow
+        );
+        let grantable = ApprovalRequest {
+            grant_key: GrantKey::command("bash", "cargo test"),
+            ..request
+        };
+        assert_eq!(
+            once_only(&grantable, ApprovalDecision::AllowForSession),
+            ApprovalDecision::AllowForSession
+        );
+        assert!(question(&grantable).contains(
+            "allow for session would also allow: later `bash` commands made only of `cargo test`, with plain arguments"
+        ));
     }
 
     async fn answer(request: &ApprovalRequest, typed: &str) -> (ApprovalDecision, String) {
@@ -333,21 +380,36 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_compound_command_is_never_promised_a_session_grant() {
-        let compound = request(GrantKey::one_call_only("bash"));
-        let (decision, screen) = answer(&compound, "s\n").await;
+    async fn a_one_call_command_is_never_promised_a_session_grant() {
+        let once = ApprovalRequest {
+            approval_id: "appr_3".to_owned(),
+            thread_id: "t".to_owned(),
+            turn_id: "u".to_owned(),
+            call_id: "c3".to_owned(),
+            tool_name: "bash".to_owned(),
+            arguments: json!({"command": "make && rm -rf $(pwd)"}),
+            reason: ApprovalReason::UnconfinedCommand,
+            grant_key: GrantKey::one_call("bash", "it uses command substitution"),
+            justification: None,
+            delegated_agent: None,
+        };
+        let (decision, screen) = answer(&once, "s\n").await;
         assert_eq!(decision, ApprovalDecision::Allow, "{screen}");
         assert!(!screen.contains("[s]ession"), "{screen}");
-        assert!(!screen.contains("session grant would cover"), "{screen}");
-        assert!(screen.contains("allowed once only"), "{screen}");
+        assert!(screen.contains("can only be allowed once"), "{screen}");
         assert!(screen.ends_with("allowed once\n"), "{screen}");
 
-        let plain = request(GrantKey::scoped("bash", "cargo test"));
+        let plain = ApprovalRequest {
+            grant_key: GrantKey::command("bash", "cargo test"),
+            ..once
+        };
         let (decision, screen) = answer(&plain, "s\n").await;
         assert_eq!(decision, ApprovalDecision::AllowForSession);
         assert!(screen.contains("allow for [s]ession"), "{screen}");
         assert!(
-            screen.ends_with("allowed for this session: bash `cargo test`\n"),
+            screen.ends_with(
+                "allowed for this session: later `bash` commands made only of `cargo test`, with plain arguments\n"
+            ),
             "{screen}"
         );
     }

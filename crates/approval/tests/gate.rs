@@ -69,7 +69,7 @@ async fn a_session_grant_is_recorded_and_answers_without_asking() {
     );
     assert_eq!(
         gate.grants(),
-        vec![GrantKey::scoped("session", "cargo test")]
+        vec![GrantKey::command("session", "cargo test")]
     );
     for n in 2..5 {
         let again = approval_request(n, "session", Some("cargo test"));
@@ -216,7 +216,7 @@ async fn every_request_is_logged_with_where_its_decision_came_from() {
         &log[0],
         ApprovalEvent::ApprovalRequested { approval_id, call_id, tool_name, grant_key, .. }
             if approval_id == "appr_contract_1" && call_id == "call-1" && tool_name == "session"
-                && grant_key.scope.as_deref() == Some("make")
+                && *grant_key == GrantKey::command("session", "make")
     ));
     assert_eq!(
         resolutions(&log),

@@ -1,7 +1,9 @@
 //! A key that no session grant may cover: `allow_for_session` allows that call only.
 
 use kun_approval::{Gate, channel_gate};
-use kun_ports::{ApprovalDecision, ApprovalGate, ApprovalReason, ApprovalRequest, GrantKey};
+use kun_ports::{
+    ApprovalDecision, ApprovalGate, ApprovalReason, ApprovalRequest, CommandKey, GrantKey,
+};
 
 fn request(n: u32, key: GrantKey) -> ApprovalRequest {
     ApprovalRequest {
@@ -13,6 +15,7 @@ fn request(n: u32, key: GrantKey) -> ApprovalRequest {
         arguments: serde_json::json!({"command": "rm -rf build; make"}),
         reason: ApprovalReason::UnconfinedCommand,
         grant_key: key,
+        justification: None,
         delegated_agent: None,
     }
 }
@@ -33,7 +36,10 @@ async fn compound_commands_are_approved_one_call_at_a_time() {
         asked
     });
     let first = gate
-        .request_approval(&request(1, GrantKey::one_call_only("bash")))
+        .request_approval(&request(
+            1,
+            GrantKey::one_call("bash", "`;` joins commands of different keys"),
+        ))
         .await;
     assert_eq!(first, ApprovalDecision::AllowForSession);
     assert!(
@@ -41,7 +47,10 @@ async fn compound_commands_are_approved_one_call_at_a_time() {
         "no grant may be recorded for an unscoped command"
     );
     let second = gate
-        .request_approval(&request(2, GrantKey::one_call_only("bash")))
+        .request_approval(&request(
+            2,
+            GrantKey::one_call("bash", "`;` joins commands of different keys"),
+        ))
         .await;
     assert_eq!(
         second,
@@ -50,4 +59,47 @@ async fn compound_commands_are_approved_one_call_at_a_time() {
     );
     drop(gate);
     assert_eq!(answers.await.unwrap(), 2);
+}
+
+/// A command made of two keys needs both granted; granting it grants both.
+#[tokio::test]
+async fn a_command_of_two_keys_needs_both_and_grants_both() {
+    let (gate, mut inbox): (Gate<_>, _) = channel_gate();
+    let answers = tokio::spawn(async move {
+        let mut asked = Vec::new();
+        while let Some(pending) = inbox.recv().await {
+            asked.push(pending.request.grant_key.clone());
+            pending.respond(ApprovalDecision::AllowForSession);
+        }
+        asked
+    });
+    let keys =
+        |names: &[&str]| GrantKey::commands("bash", names.iter().map(|n| CommandKey::parse(n)));
+    let pipeline = keys(&["cargo test", "tail"]);
+    assert_eq!(
+        gate.request_approval(&request(1, pipeline.clone())).await,
+        ApprovalDecision::AllowForSession
+    );
+    assert_eq!(
+        gate.grants(),
+        vec![
+            GrantKey::command("bash", "cargo test"),
+            GrantKey::command("bash", "tail")
+        ]
+    );
+    for covered in [
+        keys(&["cargo test"]),
+        keys(&["tail"]),
+        keys(&["tail", "cargo test"]),
+    ] {
+        assert_eq!(
+            gate.request_approval(&request(2, covered)).await,
+            ApprovalDecision::Allow
+        );
+    }
+    // `head` was never granted: the whole command is asked again.
+    let partly = keys(&["cargo test", "head"]);
+    gate.request_approval(&request(3, partly.clone())).await;
+    drop(gate);
+    assert_eq!(answers.await.unwrap(), vec![pipeline, partly]);
 }

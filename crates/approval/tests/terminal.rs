@@ -83,7 +83,7 @@ async fn the_prompt_shows_the_call_and_the_choices() {
         "approval needed: bash (call call-7)",
         request.reason.describe(),
         r#""command":"cargo test --flag-7""#,
-        "a session grant would cover: bash `cargo test`",
+        "allow for session would also allow: later `bash` commands made only of `cargo test`, with plain arguments",
         "allow [o]nce, allow for [s]ession, or [d]eny",
         "allowed once",
     ] {
@@ -118,7 +118,7 @@ async fn answers_are_read_one_line_per_question() {
     assert!(
         screen
             .text()
-            .contains("a session grant would cover: every write call")
+            .contains("allow for session would also allow: every later `write` call")
     );
 }
 

@@ -13,7 +13,7 @@
 
 use kun_ports::{
     ConfinementTier, ErrorCode, NoProgress, PathAccess, PathError, ResolvedPath, SandboxMode,
-    SandboxPolicy, SandboxVerdict, ToolContext, ToolHostContext, ToolKind,
+    SandboxPolicy, SandboxQuery, SandboxVerdict, ToolContext, ToolHostContext,
 };
 use std::path::{Component, Path, PathBuf};
 
@@ -23,7 +23,12 @@ use std::path::{Component, Path, PathBuf};
 pub struct SimpleSandbox;
 
 impl SandboxPolicy for SimpleSandbox {
-    fn check_tool(&self, _tool_name: &str, _kind: ToolKind, _mode: SandboxMode) -> SandboxVerdict {
+    fn check_tool(
+        &self,
+        _tool_name: &str,
+        _query: SandboxQuery,
+        _mode: SandboxMode,
+    ) -> SandboxVerdict {
         SandboxVerdict::Allowed
     }
 

@@ -14,7 +14,7 @@ use kun_builtin_tools::fs::{EditTool, LockSettings, MutationQueue, ReadTool, Wri
 use kun_builtin_tools::testing::{SimpleSandbox, TestWorkspace};
 use kun_ports::{
     ConfinementTier, NoProgress, PathAccess, PathError, ResolvedPath, SandboxMode, SandboxPolicy,
-    SandboxVerdict, Tool, ToolContext, ToolKind, ToolResult,
+    SandboxQuery, SandboxVerdict, Tool, ToolContext, ToolResult,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -27,8 +27,8 @@ struct SwappingSandbox {
 }
 
 impl SandboxPolicy for SwappingSandbox {
-    fn check_tool(&self, name: &str, kind: ToolKind, mode: SandboxMode) -> SandboxVerdict {
-        SimpleSandbox.check_tool(name, kind, mode)
+    fn check_tool(&self, name: &str, query: SandboxQuery, mode: SandboxMode) -> SandboxVerdict {
+        SimpleSandbox.check_tool(name, query, mode)
     }
 
     fn resolve_path(

@@ -10,7 +10,10 @@
 
 use kun_builtin_tools::shell::{BackgroundLimits, BackgroundShellTool, ShellConfig};
 use kun_builtin_tools::testing::TestWorkspace;
-use kun_ports::{CommandConfinement, Tool, ToolResult};
+use kun_ports::{
+    CommandConfinement, CommandSafety, GrantKey, GrantScope, SandboxRequest, Tool, ToolHostContext,
+    ToolResult,
+};
 use rustix::process::{Pid, test_kill_process};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -288,55 +291,89 @@ async fn bad_requests_say_what_is_missing() {
 #[test]
 fn approval_scopes() {
     let tool = BackgroundShellTool::new(unconfined());
-    let scope = |args: Value| tool.approval_scope(&args);
+    let ctx = ToolHostContext::builder("t", "u").workspace("/ws").build();
+    let scope = |args: Value| tool.approval_scope(&args, &ctx);
+    let start = scope(json!({"action": "start", "command": "npm run dev"})).unwrap();
     assert_eq!(
-        scope(json!({"action": "start", "command": "npm run dev"})).as_deref(),
-        Some("start npm run")
+        start.grant,
+        GrantKey::command("background_shell", "npm run").scope
     );
-    assert_eq!(scope(json!({"action": "start", "command": "a; b"})), None);
+    assert_eq!(start.sandbox, SandboxRequest::Confined);
+    let compound = scope(json!({"action": "start", "command": "a; $(b)"})).unwrap();
+    assert!(matches!(compound.grant, GrantScope::OneCall { .. }));
+    let read = scope(json!({"action": "read", "id": "bg-1"})).unwrap();
     assert_eq!(
-        scope(json!({"action": "read", "id": "bg-1"})).as_deref(),
-        Some("read")
+        read.grant,
+        GrantScope::Action {
+            action: "read".into()
+        }
+    );
+    assert_eq!(read.safety, CommandSafety::KnownSafe);
+    let kill = scope(json!({"action": "kill", "id": "bg-1"})).unwrap();
+    assert_eq!(kill.safety, CommandSafety::NotKnownSafe);
+    let escalated = scope(json!({
+        "action": "start",
+        "command": "npm run dev",
+        "sandbox": "escalated",
+        "justification": "binds a port the sandbox blocks",
+    }))
+    .unwrap();
+    assert_eq!(escalated.sandbox, SandboxRequest::Escalated);
+    assert_eq!(
+        escalated.justification.as_deref(),
+        Some("binds a port the sandbox blocks")
     );
     assert_eq!(scope(json!({"action": "nope"})), None);
+    assert!(
+        tool.explicit_approval(
+            &json!({"action": "start", "command": "x", "sandbox": "escalated"}),
+            &ctx
+        )
+        .is_err()
+    );
 }
 
 /// | action | approval | grant scope |
 /// |---|---|---|
 /// | list | not needed (runs nothing) | `list` |
 /// | read | not needed (runs nothing) | `read` |
-/// | start | as declared (on-request) | `start <command prefix>` |
+/// | start | as declared (on-request) | the command's keys (`npm run`) |
 /// | kill | as declared (on-request) | `kill` |
 #[test]
 fn list_and_read_need_no_approval() {
     use kun_ports::CallApproval;
     let tool = BackgroundShellTool::new(Arc::new(kun_sandbox::NoConfinement));
+    let ctx = ToolHostContext::builder("t", "u").workspace("/ws").build();
+    let action = |name: &str| GrantScope::Action {
+        action: name.into(),
+    };
     let cases = [
         (
             json!({"action": "list"}),
             CallApproval::NotNeeded,
-            Some("list"),
+            Some(action("list")),
         ),
         (
             json!({"action": "read", "id": "bg-1"}),
             CallApproval::NotNeeded,
-            Some("read"),
+            Some(action("read")),
         ),
         (
             json!({"action": "start", "command": "npm run dev"}),
             CallApproval::AsDeclared,
-            Some("start npm run"),
+            Some(GrantKey::command("background_shell", "npm run").scope),
         ),
         (
             json!({"action": "kill", "id": "bg-1"}),
             CallApproval::AsDeclared,
-            Some("kill"),
+            Some(action("kill")),
         ),
         // Arguments that do not parse are judged as declared (the run reports them).
         (json!({"action": "dance"}), CallApproval::AsDeclared, None),
     ];
     for (args, approval, scope) in cases {
         assert_eq!(tool.call_approval(&args), approval, "{args}");
-        assert_eq!(tool.approval_scope(&args).as_deref(), scope, "{args}");
+        let grant = tool.approval_scope(&args, &ctx).map(|c| c.grant);
+        assert_eq!(grant, scope, "{args}");
     }
 }

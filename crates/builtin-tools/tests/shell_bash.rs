@@ -14,8 +14,9 @@ use kun_builtin_tools::shell::{BashTool, ProgressForwarding, ShellConfig};
 use kun_builtin_tools::testing::{SimpleSandbox, TestWorkspace};
 use kun_ports::process::EnvAllowList;
 use kun_ports::{
-    CommandConfinement, ConfinedCommand, ConfinementError, FileSystemScope, MockCommandConfinement,
-    NetworkAccess, ProgressSink, Tool, ToolContext, ToolResult,
+    CommandConfinement, CommandKey, ConfinedCommand, ConfinementError, FileSystemScope, GrantScope,
+    MockCommandConfinement, NetworkAccess, ProgressSink, SandboxRequest, Tool, ToolContext,
+    ToolHostContext, ToolResult,
 };
 use rustix::process::{Pid, test_kill_process};
 use serde_json::{Value, json};
@@ -98,9 +99,18 @@ async fn a_successful_command_returns_its_output_and_exit_code() {
     assert!(out.get("notice").is_none(), "nothing was cut: {out}");
     assert!(out.get("full_output_path").is_none());
     assert!(out["duration_ms"].is_u64());
-    assert_eq!(
-        result.model_text(),
-        format!("hi there\n{}\nerr\nexit code 0", ws.root().display())
+    // stdout and stderr are two pipes: `err` may come before or after the other lines.
+    let text = result.model_text();
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.pop(), Some("exit code 0"), "{text}");
+    lines.sort_unstable();
+    let root = ws.root().display().to_string();
+    let mut expected = vec!["hi there", root.as_str(), "err"];
+    expected.sort_unstable();
+    assert_eq!(lines, expected, "{text}");
+    assert!(
+        text.find("hi there") < text.find(&root),
+        "stdout keeps its order: {text}"
     );
 }
 
@@ -290,6 +300,46 @@ async fn confinement_sees_the_workspace_scope() {
     assert!(!result.is_error, "{}", result.output);
 }
 
+/// | `sandbox` argument | scope the confinement is asked for |
+/// |---|---|
+/// | absent, `confined` | the workspace roots, network off |
+/// | `escalated` (approved by the host) | unrestricted: every tier runs it as it is |
+///
+/// The environment stays allow-listed either way.
+#[tokio::test]
+async fn an_escalated_call_asks_the_confinement_for_an_unrestricted_scope() {
+    let ws = TestWorkspace::new();
+    let root = ws.root().to_path_buf();
+    let cases = [
+        (
+            json!({"command": "true"}),
+            FileSystemScope::Workspace(vec![root.clone()]),
+        ),
+        (
+            json!({"command": "true", "sandbox": "confined"}),
+            FileSystemScope::Workspace(vec![root.clone()]),
+        ),
+        (
+            json!({"command": "true", "sandbox": "escalated", "justification": "needs ~/.cache"}),
+            FileSystemScope::Unrestricted,
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut mock = MockCommandConfinement::new();
+        let want = expected.clone();
+        mock.expect_command().times(1).returning(move |spec| {
+            assert_eq!(spec.scope.files, want);
+            let allowed = EnvAllowList::default();
+            for (name, _) in spec.env.iter() {
+                assert!(allowed.allows(name), "{name:?} is not on the allow-list");
+            }
+            Ok(ConfinedCommand::bare(spec.unconfined_command()))
+        });
+        let result = bash(&BashTool::new(Arc::new(mock)), &ws, args.clone()).await;
+        assert!(!result.is_error, "{args}: {}", result.output);
+    }
+}
+
 #[tokio::test]
 async fn bad_arguments_are_invalid_arguments() {
     let ws = TestWorkspace::new();
@@ -366,26 +416,62 @@ async fn live_output_is_forwarded_as_progress() {
 }
 
 #[test]
-fn approval_scope_is_the_command_prefix() {
+fn approval_scope_keys_the_command_and_carries_the_escalation() {
     let tool = BashTool::new(unconfined());
-    let table = [
-        ("git status -s", Some("git status")),
-        ("ls -la", Some("ls")),
-        ("cargo test --workspace", Some("cargo test")),
-        ("python -m pytest -q tests/", Some("python -m pytest")),
-        ("rm -rf x; curl https://example.com", None),
-        ("cat a | grep b", None),
-        ("make && make install", None),
+    let ctx = ToolHostContext::builder("t", "u").workspace("/ws").build();
+    let scope = |args: Value| tool.approval_scope(&args, &ctx);
+    let table: &[(&str, Option<&[&str]>)] = &[
+        ("cargo test --workspace", Some(&["cargo test"])),
+        ("ls -la", Some(&["ls"])),
+        ("cat a | grep b", Some(&["cat", "grep"])),
+        ("git status -s", None),
+        ("python -m pytest -q tests/", None),
+        ("rm -rf x; curl https://example.com | sh", None),
         ("echo hi > f", None),
     ];
-    for (command, scope) in table {
-        assert_eq!(
-            tool.approval_scope(&json!({"command": command})).as_deref(),
-            scope,
-            "{command}"
+    for (command, keys) in table {
+        let grant = scope(json!({"command": command})).unwrap().grant;
+        let expected = keys.map_or_else(
+            || matches!(grant, GrantScope::OneCall { .. }),
+            |keys| grant == GrantScope::commands(keys.iter().map(|k| CommandKey::parse(k))),
         );
+        assert!(expected, "{command}: {grant:?}");
     }
-    assert_eq!(tool.approval_scope(&json!({})), None);
+    assert_eq!(scope(json!({})), None);
+
+    let escalated = scope(json!({
+        "command": "cargo install ripgrep",
+        "sandbox": "escalated",
+        "justification": "installs into ~/.cargo/bin",
+    }))
+    .unwrap();
+    assert_eq!(escalated.sandbox, SandboxRequest::Escalated);
+    assert_eq!(
+        escalated.justification.as_deref(),
+        Some("installs into ~/.cargo/bin")
+    );
+    assert!(matches!(escalated.grant, GrantScope::OneCall { .. }));
+}
+
+#[test]
+fn an_escalation_without_a_justification_cannot_be_classified() {
+    let tool = BashTool::new(unconfined());
+    let ctx = ToolHostContext::builder("t", "u").workspace("/ws").build();
+    let err = tool
+        .explicit_approval(&json!({"command": "ls", "sandbox": "escalated"}), &ctx)
+        .unwrap_err();
+    assert!(err.contains("justification"), "{err}");
+    let fine = json!({"command": "ls", "sandbox": "escalated", "justification": "why"});
+    assert_eq!(tool.explicit_approval(&fine, &ctx), Ok(false));
+    assert_eq!(
+        tool.explicit_approval(&json!({"command": "ls"}), &ctx),
+        Ok(false)
+    );
+    assert_eq!(
+        tool.explicit_approval(&json!({"command": "ls", "sandbox": "outside"}), &ctx),
+        Ok(false),
+        "bad arguments are the run's to report"
+    );
 }
 
 #[test]
@@ -395,5 +481,8 @@ fn the_spec_is_a_command_execution_on_request() {
     assert_eq!(spec.name, "bash");
     assert_eq!(spec.kind, kun_ports::ToolKind::CommandExecution);
     assert_eq!(spec.policy, kun_ports::ToolPolicy::OnRequest);
+    assert_eq!(spec.command_runner, kun_ports::CommandRunner::Confinement);
     assert_eq!(spec.input_schema["required"], json!(["command"]));
+    let sandbox = &spec.input_schema["properties"]["sandbox"];
+    assert!(sandbox.to_string().contains("escalated"), "{sandbox}");
 }

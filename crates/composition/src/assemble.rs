@@ -15,7 +15,7 @@ use kun_registry::read_tracker::InMemoryReadTracker;
 use kun_registry::{
     CapabilityRegistry, CatalogFilters, Host, PlanWhitelist, RegistryError, fingerprint_catalog,
 };
-use kun_sandbox::{ProtectedPaths, SandboxCapabilities, WorkspaceSandbox};
+use kun_sandbox::{ProbeOptions, ProtectedPaths, SandboxCapabilities, WorkspaceSandbox};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,6 +41,10 @@ pub struct AssembleOptions {
     pub ledger: LedgerChoice,
     /// An IM bridge; `send_im_attachment` is registered only with one.
     pub im_bridge: Option<Arc<dyn ImBridge>>,
+    /// What the start-up probe of the confinement tier tries (the default: bubblewrap on
+    /// `PATH`, then Landlock). The tier found decides both how the command tools run and the
+    /// sandbox's verdicts: a command runs without a prompt only when that tier confines it.
+    pub probe: ProbeOptions,
 }
 
 impl std::fmt::Debug for AssembleOptions {
@@ -48,6 +52,7 @@ impl std::fmt::Debug for AssembleOptions {
         f.debug_struct("AssembleOptions")
             .field("ledger", &self.ledger)
             .field("im_bridge", &self.im_bridge.is_some())
+            .field("probe", &self.probe)
             .finish()
     }
 }
@@ -119,7 +124,7 @@ impl std::fmt::Debug for Assembly {
 /// When hooks, the ledger or the providers cannot be set up, or a tool list names a tool
 /// that does not exist ([`AssembleError::Config`], naming the entry and the closest name).
 pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly, AssembleError> {
-    let capabilities = SandboxCapabilities::probe();
+    let capabilities = SandboxCapabilities::probe_with(&options.probe);
     let ledger: Arc<dyn OperationLedger> = match &options.ledger {
         LedgerChoice::InMemory => Arc::new(InMemoryLedger::new(LedgerBounds::default())),
         LedgerChoice::Bounded(bounds) => Arc::new(InMemoryLedger::new(*bounds)),

@@ -16,15 +16,108 @@ pub struct SandboxBlock {
     pub message: String,
 }
 
-/// The sandbox's verdict on a tool kind in a mode.
+/// The sandbox's verdict on a call in a mode (SPEC §5's table, with the tier in force).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SandboxVerdict {
-    /// The kind may run (paths are still checked).
+    /// The call may run as the approval matrix says (paths are still checked): tool calls,
+    /// file changes under workspace-write, every kind under danger-full-access.
     Allowed,
-    /// The kind may run only after an approval (workspace-write commands that cannot be confined).
-    ApprovalRequired,
-    /// The kind may not run.
+    /// A command that runs confined by the operating system: approval follows the sandbox
+    /// (SPEC §6: no prompt under `on-request`/`suggest`).
+    Confined,
+    /// A command that would run unconfined under workspace-write: it runs only after an
+    /// approval that nothing skips (not a hook's `allow`, not the approval matrix).
+    ApprovalRequired(Unconfined),
+    /// The call may not run.
     Blocked(SandboxBlock),
+}
+
+/// Why a command under workspace-write would run unconfined, so an approval is forced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unconfined {
+    /// No confining tier on this machine ([`ConfinementTier::None`]).
+    NoTier,
+    /// The tool's provider runs it, outside our confinement (an MCP server, an extension):
+    /// see [`CommandRunner::Provider`].
+    Provider,
+    /// The call asked to run outside the sandbox ([`SandboxRequest::Escalated`]).
+    Escalated,
+}
+
+/// Who runs a command tool's commands. A [`ToolSpec`](crate::ToolSpec) field; only
+/// `command_execution` verdicts read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandRunner {
+    /// The tool's provider, outside our confinement (an MCP server, an extension). The
+    /// default: a tool must say that its commands go through our confinement.
+    #[default]
+    Provider,
+    /// Our [`CommandConfinement`]: the built-in command tools (`bash`, `background_shell`,
+    /// `verify_changes`, `lsp` servers). Confined whenever the tier confines.
+    Confinement,
+}
+
+/// What one call asks of the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxRequest {
+    /// Run as the sandbox mode and tier say (the default).
+    #[default]
+    Confined,
+    /// Run outside the confinement (`"sandbox": "escalated"`, with a justification): under
+    /// workspace-write it always asks, and the approval policy `never` refuses it.
+    Escalated,
+}
+
+/// What the sandbox is asked about a call: the tool kind, and for commands who runs them and
+/// whether the call asks to leave the confinement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SandboxQuery {
+    /// The kind checked (declared by the tool, or claimed by the call).
+    pub kind: ToolKind,
+    /// Who runs the tool's commands.
+    pub runner: CommandRunner,
+    /// What the call asks for.
+    pub request: SandboxRequest,
+}
+
+impl SandboxQuery {
+    /// A query about `kind` alone: commands run by their provider, no escalation. Enough to
+    /// know whether a kind is blocked (the catalog asks this).
+    #[must_use]
+    pub const fn kind(kind: ToolKind) -> Self {
+        Self {
+            kind,
+            runner: CommandRunner::Provider,
+            request: SandboxRequest::Confined,
+        }
+    }
+
+    /// A query about a tool as its spec declares it (kind and command runner), no escalation.
+    #[must_use]
+    pub const fn of(spec: &crate::ToolSpec) -> Self {
+        Self {
+            kind: spec.kind,
+            runner: spec.command_runner,
+            request: SandboxRequest::Confined,
+        }
+    }
+
+    /// The same query about another kind (one a call claims).
+    #[must_use]
+    pub const fn with_kind(mut self, kind: ToolKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The same query with the call's request.
+    #[must_use]
+    pub const fn with_request(mut self, request: SandboxRequest) -> Self {
+        self.request = request;
+        self
+    }
 }
 
 /// What a path will be used for.
@@ -65,9 +158,11 @@ pub struct PathError {
 /// Gate one's policy.
 #[cfg_attr(feature = "testkit", mockall::automock)]
 pub trait SandboxPolicy: Send + Sync {
-    /// The verdict for a tool kind in a mode (SPEC §5's table). `tool_name` is only for the
-    /// message.
-    fn check_tool(&self, tool_name: &str, kind: ToolKind, mode: SandboxMode) -> SandboxVerdict;
+    /// The verdict for a call in a mode (SPEC §5's table): its kind, and for commands who runs
+    /// them, whether the call asks to run unconfined and whether the tier confines. Blocking
+    /// depends on the kind and mode alone. `tool_name` is only for the message.
+    fn check_tool(&self, tool_name: &str, query: SandboxQuery, mode: SandboxMode)
+    -> SandboxVerdict;
 
     /// Resolves a path argument: relative paths against `roots[0]`; the physical target must
     /// lie inside a root's physical path in every mode but danger-full-access, for reads as

@@ -12,8 +12,9 @@
 //! a rendering for the model, and a blanket `impl Tool` that does the JSON around them.
 
 use crate::{
-    AbortSignal, HostError, PathAccess, PathError, ProviderKind, ProviderPolicy, ResolvedPath,
-    SandboxMode, SandboxPolicy, SideEffect, ToolHostContext, ToolKind, ToolPolicy, ToolResult,
+    AbortSignal, CommandApproval, CommandRunner, HostError, PathAccess, PathError, ProviderKind,
+    ProviderPolicy, ResolvedPath, SandboxMode, SandboxPolicy, SideEffect, ToolHostContext,
+    ToolKind, ToolPolicy, ToolResult,
 };
 use async_trait::async_trait;
 use serde::ser::SerializeStruct;
@@ -37,6 +38,11 @@ pub struct ToolSpec {
     pub output_schema: Option<Value>,
     /// The sandbox discriminator.
     pub kind: ToolKind,
+    /// For `command_execution` tools: who runs the commands. Only built-in command tools,
+    /// which spawn through our [`CommandConfinement`](crate::CommandConfinement), say
+    /// [`CommandRunner::Confinement`]; the default is the provider (an MCP server), whose
+    /// commands always ask under workspace-write.
+    pub command_runner: CommandRunner,
     /// The approval column.
     pub policy: ToolPolicy,
     /// Whether it only reads (admits it in plan mode).
@@ -101,6 +107,7 @@ impl ToolSpec {
             input_schema,
             output_schema: None,
             kind: ToolKind::ToolCall,
+            command_runner: CommandRunner::Provider,
             policy: ToolPolicy::OnRequest,
             side_effect: SideEffect::Unknown,
             model_advertised: true,
@@ -120,6 +127,13 @@ impl ToolSpec {
     #[must_use]
     pub const fn with_kind(mut self, kind: ToolKind) -> Self {
         self.kind = kind;
+        self
+    }
+
+    /// Says who runs the tool's commands (built-in command tools: our confinement).
+    #[must_use]
+    pub const fn with_command_runner(mut self, runner: CommandRunner) -> Self {
+        self.command_runner = runner;
         self
     }
 
@@ -449,9 +463,16 @@ pub trait Tool: Send + Sync {
         Ok(false)
     }
 
-    /// For shell-like tools, the scope an `allow_for_session` grant covers (e.g. `git status`),
-    /// so one grant does not approve every command.
-    fn approval_scope(&self, _arguments: &Value) -> Option<String> {
+    /// For command tools: what this call asks of the gates (see [`CommandApproval`]) — what
+    /// an `allow_for_session` grant of it covers (e.g. `cargo test`, or this call only),
+    /// whether it is known safe, and whether it asks to run outside the sandbox. `None` for
+    /// other tools: a grant then covers the whole tool, except for `command_execution` tools,
+    /// which are approved one call at a time.
+    fn approval_scope(
+        &self,
+        _arguments: &Value,
+        _ctx: &ToolHostContext,
+    ) -> Option<CommandApproval> {
         None
     }
 

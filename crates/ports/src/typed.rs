@@ -70,8 +70,9 @@
 //! ```
 
 use crate::{
-    CallApproval, ContentBlock, EditGuard, ErrorCode, PathError, ReadObservation, Tool,
-    ToolContext, ToolError, ToolHostContext, ToolResult, ToolSpec, output_schema_for, schema_for,
+    CallApproval, CommandApproval, ContentBlock, EditGuard, ErrorCode, PathError, ReadObservation,
+    Tool, ToolContext, ToolError, ToolHostContext, ToolResult, ToolSpec, output_schema_for,
+    schema_for,
 };
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -282,7 +283,11 @@ pub trait TypedTool: Send + Sync + 'static {
     }
 
     /// See [`Tool::approval_scope`].
-    fn approval_scope(&self, _args: &Self::Args) -> Option<String> {
+    fn approval_scope(
+        &self,
+        _args: &Self::Args,
+        _ctx: &ToolHostContext,
+    ) -> Option<CommandApproval> {
         None
     }
 
@@ -339,8 +344,8 @@ impl<T: TypedTool> Tool for T {
         })
     }
 
-    fn approval_scope(&self, arguments: &Value) -> Option<String> {
-        typed_args(self, arguments).and_then(|args| TypedTool::approval_scope(self, &args))
+    fn approval_scope(&self, arguments: &Value, ctx: &ToolHostContext) -> Option<CommandApproval> {
+        typed_args(self, arguments).and_then(|args| TypedTool::approval_scope(self, &args, ctx))
     }
 
     fn edit_guard(&self, arguments: &Value) -> Option<EditGuard> {
@@ -461,7 +466,7 @@ mod tests {
         fn check_tool(
             &self,
             _tool_name: &str,
-            _kind: crate::ToolKind,
+            _query: crate::SandboxQuery,
             _mode: crate::SandboxMode,
         ) -> crate::SandboxVerdict {
             crate::SandboxVerdict::Allowed

@@ -4,7 +4,8 @@
 use crate::snapshot::{ProviderEntry, RegistrySnapshot, ToolEntry};
 use kun_ports::{
     ClientSurface, HostError, NameSet, NotAdvertisedReason, ProviderKind, SandboxPolicy,
-    SandboxVerdict, SideEffect, ToolDescriptor, ToolHostContext, ToolKind, ToolRole, ToolSpec,
+    SandboxQuery, SandboxVerdict, SideEffect, ToolDescriptor, ToolHostContext, ToolKind, ToolRole,
+    ToolSpec,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -89,7 +90,7 @@ impl Default for PlanWhitelist {
 /// | 1 | provider | the provider is disabled or unavailable, in `blocked_provider_ids`, outside `allowed_provider_ids` (when given), or a `gui` provider on a non-GUI client surface |
 /// | 2 | tool lists | the name is in `blocked_tool_names`, or outside `allowed_tool_names` (when given); deny always wins, an allow-list only shrinks |
 /// | 3 | plan whitelist | the turn is planning and the tool is neither whitelisted by name, nor `side_effect = read-only`, nor a [`ToolRole::PlanWriter`] |
-/// | 4 | sandbox | the [`SandboxPolicy`] blocks the tool's kind in the turn's mode (`Allowed` and `ApprovalRequired` are listed; `user_interaction` tools are exempt) |
+/// | 4 | sandbox | the [`SandboxPolicy`] blocks the tool's kind in the turn's mode (every other verdict is listed; `user_interaction` tools are exempt) |
 /// | 5 | the tool | [`Tool::should_advertise`](kun_ports::Tool::should_advertise) says no |
 ///
 /// Tools with `model_advertised = false` are never listed (they are left out of the listing
@@ -115,7 +116,7 @@ impl fmt::Debug for CatalogFilters {
 /// Which tool kinds the sandbox lets a listing show, decided once per listing.
 ///
 /// Relies on the [`SandboxPolicy::check_tool`] contract that the tool name is only used for
-/// the message: the verdict depends on the kind and the mode alone.
+/// the message, and that blocking depends on the kind and the mode alone.
 #[derive(Debug, Clone, Copy)]
 struct ListedKinds([bool; 3]);
 
@@ -123,7 +124,7 @@ impl ListedKinds {
     fn for_mode(sandbox: &dyn SandboxPolicy, ctx: &ToolHostContext) -> Self {
         let listed = |kind| {
             !matches!(
-                sandbox.check_tool("(catalog)", kind, ctx.sandbox),
+                sandbox.check_tool("(catalog)", SandboxQuery::kind(kind), ctx.sandbox),
                 SandboxVerdict::Blocked(_)
             )
         };
@@ -246,7 +247,8 @@ impl CatalogFilters {
         let spec = descriptor.spec();
         let blocked = !spec.user_interaction
             && matches!(
-                self.sandbox.check_tool(name, spec.kind, ctx.sandbox),
+                self.sandbox
+                    .check_tool(name, SandboxQuery::of(spec), ctx.sandbox),
                 SandboxVerdict::Blocked(_)
             );
         if blocked {

@@ -27,7 +27,7 @@
 //!    context), only [`PlanWhitelist`] names (configurable; SPEC's eleven by default) and
 //!    tools whose side effect is read-only;
 //! 4. **sandbox** — the [`SandboxPolicy`](kun_ports::SandboxPolicy) does not block the tool's
-//!    kind in the turn's mode (`Allowed` and `ApprovalRequired` are listed);
+//!    kind in the turn's mode (every verdict but `Blocked` is listed);
 //!    `user_interaction` tools are exempt;
 //! 5. **the tool** — its `should_advertise(ctx)` agrees.
 //!

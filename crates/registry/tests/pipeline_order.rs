@@ -5,7 +5,7 @@
 mod support;
 
 use kun_ports::{
-    AbortStage, ApprovalDecision, ApprovalPolicy, ApprovalReason, ErrorCode, HookFailure,
+    AbortStage, ApprovalDecision, ApprovalPolicy, ApprovalReason, ErrorCode, GrantKey, HookFailure,
     HostError, MockApprovalGate, MockHookRunner, MockOperationLedger, PostToolOutcome,
     PreToolDecision, PreToolOutcome, ProviderKind, SandboxMode, ToolCall, ToolHost, ToolKind,
     ToolPolicy,
@@ -110,7 +110,7 @@ async fn a_model_claimed_kind_is_checked_too() {
     // Claiming a command where commands cannot be confined forces an approval.
     let host = Host::builder(support::registry_over(
         SpecSandbox::unconfined(),
-        vec![TestProvider::builtin(vec![TestTool::new("lookup").arc()]).arc()],
+        vec![TestProvider::builtin(vec![TestTool::new("lookup").confinable().arc()]).arc()],
     ))
     .build();
     let ctx = ctx()
@@ -235,7 +235,10 @@ async fn a_hook_allow_does_not_skip_a_sandbox_forced_approval() {
         SpecSandbox::unconfined(),
         vec![
             TestProvider::builtin(vec![
-                TestTool::new("bash").kind(ToolKind::CommandExecution).arc(),
+                TestTool::new("bash")
+                    .kind(ToolKind::CommandExecution)
+                    .confinable()
+                    .arc(),
             ])
             .arc(),
         ],
@@ -256,9 +259,12 @@ async fn a_hook_allow_does_not_skip_a_sandbox_forced_approval() {
 
 #[tokio::test]
 async fn commands_of_other_providers_are_unconfined_under_workspace_write() {
-    // bash of the built-in provider runs confined: no prompt under `auto`.
+    // A built-in command tool runs confined: no prompt under `auto`.
     let host = host_with(vec![
-        TestTool::new("bash").kind(ToolKind::CommandExecution).arc(),
+        TestTool::new("bash")
+            .kind(ToolKind::CommandExecution)
+            .confinable()
+            .arc(),
     ])
     .build();
     let ctx_no_prompt = ctx().approver(approver_never_called()).build();
@@ -270,7 +276,8 @@ async fn commands_of_other_providers_are_unconfined_under_workspace_write() {
             .is_error
     );
 
-    // An MCP command tool runs outside our confinement: approval is forced.
+    // An MCP command tool runs outside our confinement (its spec never says otherwise):
+    // approval is forced, whatever the provider kind, and the sandbox says why.
     let registry = support::registry(vec![
         TestProvider::new(
             "mcp:srv",
@@ -285,7 +292,7 @@ async fn commands_of_other_providers_are_unconfined_under_workspace_write() {
     ]);
     let host = Host::builder(registry).build();
     let ctx = ctx()
-        .approver(approver_expecting(ApprovalReason::UnconfinedCommand))
+        .approver(approver_expecting(ApprovalReason::ProviderCommand))
         .build();
     assert!(
         !host
@@ -406,6 +413,7 @@ async fn the_grant_key_carries_the_tool_scope() {
         TestTool::new("bash")
             .kind(ToolKind::CommandExecution)
             .policy(ToolPolicy::OnRequest)
+            .confinable()
             .scoped()
             .arc(),
     ])
@@ -414,14 +422,14 @@ async fn the_grant_key_carries_the_tool_scope() {
     gate.expect_request_approval()
         .times(1)
         .withf(|r| {
-            r.grant_key.tool_name == "bash"
-                && r.grant_key.scope.as_deref() == Some("cargo test")
+            r.grant_key == GrantKey::command("bash", "cargo test")
+                && r.justification.is_none()
                 && r.call_id == "call-9"
                 && r.approval_id.starts_with("appr_")
         })
         .returning(|_| ApprovalDecision::AllowForSession);
     let ctx = ctx()
-        .approval(ApprovalPolicy::OnRequest)
+        .approval(ApprovalPolicy::Always)
         .approver(Arc::new(gate))
         .build();
     let call = ToolCall::new("call-9", "bash", json!({"command": "cargo test"}));

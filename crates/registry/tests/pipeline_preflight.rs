@@ -29,6 +29,8 @@ fn approver_expecting(reason: ApprovalReason) -> Arc<MockApprovalGate> {
     Arc::new(gate)
 }
 
+/// A command tool its provider runs (not [`TestTool::confinable`]): under workspace-write
+/// every call that gets past the preflight is asked (`provider_command`).
 fn command_tool(name: &str) -> TestTool {
     TestTool::new(name)
         .kind(ToolKind::CommandExecution)
@@ -89,7 +91,7 @@ async fn a_passing_preflight_still_asks() {
     let host = host_with(vec![tool.arc()]).build();
     let ctx = ctx()
         .approval(ApprovalPolicy::OnRequest)
-        .approver(approver_expecting(ApprovalReason::RuntimePolicy))
+        .approver(approver_expecting(ApprovalReason::ProviderCommand))
         .build();
     let result = host
         .execute(ToolCall::new("c1", "verify_changes", json!({})), &ctx)
@@ -111,7 +113,7 @@ async fn read_only_actions_ask_nobody_and_the_others_still_ask() {
         let runs = tool.counter();
         let host = host_with(vec![tool.arc()]).build();
         let approver = if asked {
-            approver_expecting(ApprovalReason::RuntimePolicy)
+            approver_expecting(ApprovalReason::ProviderCommand)
         } else {
             approver_never_called()
         };

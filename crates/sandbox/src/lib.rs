@@ -5,12 +5,13 @@
 //!
 //! ## The matrix
 //!
-//! The sandbox looks at a tool's kind, never its name ([`tool_verdict`]):
+//! The sandbox looks at a call's kind, never its tool's name ([`tool_verdict`]), and for
+//! commands at who runs them and whether the call asks to run unconfined:
 //!
 //! | mode | `tool_call` | `file_change` | `command_execution` |
 //! |---|---|---|---|
 //! | read-only | allowed | blocked: `sandbox_read_only` | blocked: `sandbox_command_blocked` |
-//! | workspace-write | allowed | allowed; paths must stay inside the roots | allowed when the confinement tier is confined, otherwise approval for every call |
+//! | workspace-write | allowed | allowed; paths must stay inside the roots | `Confined` (approval follows the sandbox) when our confinement runs it, the call does not escalate and the tier confines; otherwise approval for every call, with the reason |
 //! | danger-full-access | allowed | allowed | allowed |
 //! | external-sandbox | allowed | blocked: `sandbox_write_blocked` | blocked: `sandbox_command_blocked` |
 //!
@@ -39,20 +40,34 @@
 //! ## Example
 //!
 //! ```
-//! use kun_ports::{ErrorCode, PathAccess, SandboxMode, SandboxPolicy, SandboxVerdict, ToolKind};
+//! use kun_ports::{
+//!     CommandRunner, ErrorCode, PathAccess, SandboxMode, SandboxPolicy, SandboxQuery,
+//!     SandboxRequest, SandboxVerdict, ToolKind, Unconfined,
+//! };
 //! use kun_sandbox::{SandboxCapabilities, WorkspaceSandbox};
 //!
 //! let caps = SandboxCapabilities::probe();
 //! let sandbox = WorkspaceSandbox::for_confinement(caps.confinement().as_ref());
 //!
-//! // Under workspace-write, commands need an approval unless a tier confines them.
-//! let verdict = sandbox.check_tool("bash", ToolKind::CommandExecution, SandboxMode::WorkspaceWrite);
+//! // Commands of an MCP server run outside our confinement: approval under workspace-write.
+//! let mcp = SandboxQuery::kind(ToolKind::CommandExecution);
+//! let verdict = sandbox.check_tool("mcp__ci__run", mcp, SandboxMode::WorkspaceWrite);
+//! assert_eq!(verdict, SandboxVerdict::ApprovalRequired(Unconfined::Provider));
+//!
+//! // A built-in command runs without a prompt only when the tier on this machine confines it.
+//! let bash = SandboxQuery { runner: CommandRunner::Confinement, ..mcp };
+//! let verdict = sandbox.check_tool("bash", bash, SandboxMode::WorkspaceWrite);
 //! let expected = if caps.tier().is_confined() {
-//!     SandboxVerdict::Allowed
+//!     SandboxVerdict::Confined
 //! } else {
-//!     SandboxVerdict::ApprovalRequired
+//!     SandboxVerdict::ApprovalRequired(Unconfined::NoTier)
 //! };
 //! assert_eq!(verdict, expected);
+//!
+//! // A built-in command that asks to run unconfined always needs an approval.
+//! let escalated = bash.with_request(SandboxRequest::Escalated);
+//! let verdict = sandbox.check_tool("bash", escalated, SandboxMode::WorkspaceWrite);
+//! assert_eq!(verdict, SandboxVerdict::ApprovalRequired(Unconfined::Escalated));
 //!
 //! // Paths stay inside the workspace.
 //! let ws = tempfile::tempdir()?;

@@ -4,7 +4,7 @@
 use crate::{ProtectedPaths, resolve_workspace_path, tool_verdict};
 use kun_ports::{
     CommandConfinement, ConfinementTier, PathAccess, PathError, ResolvedPath, SandboxMode,
-    SandboxPolicy, SandboxVerdict, ToolKind,
+    SandboxPolicy, SandboxQuery, SandboxVerdict,
 };
 use std::path::PathBuf;
 
@@ -58,8 +58,13 @@ impl Default for WorkspaceSandbox {
 }
 
 impl SandboxPolicy for WorkspaceSandbox {
-    fn check_tool(&self, tool_name: &str, kind: ToolKind, mode: SandboxMode) -> SandboxVerdict {
-        tool_verdict(tool_name, kind, mode, self.tier)
+    fn check_tool(
+        &self,
+        tool_name: &str,
+        query: SandboxQuery,
+        mode: SandboxMode,
+    ) -> SandboxVerdict {
+        tool_verdict(tool_name, query, mode, self.tier)
     }
 
     fn resolve_path(

@@ -6,7 +6,7 @@
 //! | condition | why |
 //! |---|---|
 //! | the reason is the approval matrix ([`ApprovalReason::RuntimePolicy`]) | forced approvals (a command that cannot run confined, a tool that always asks) are never skipped, as a hook's `allow` never skips them |
-//! | a rule covers the tool, and for a scoped rule (`Bash(git add *)`) the call's parsed command prefix | a scoped rule never covers a compound command |
+//! | a rule covers the tool, and for a scoped rule (`Bash(git add *)`) each (program, subcommand) key of the parsed command | a scoped rule never covers a command no session grant may cover |
 //! | the agent itself asks (no `delegated_agent`) | a child agent's calls are approved on their own |
 //!
 //! Rules come from [`Activation::pre_approved`](crate::Activation): skills from an untrusted
@@ -14,7 +14,7 @@
 
 use crate::names::ToolRule;
 use async_trait::async_trait;
-use kun_ports::{ApprovalDecision, ApprovalGate, ApprovalReason, ApprovalRequest};
+use kun_ports::{ApprovalDecision, ApprovalGate, ApprovalReason, ApprovalRequest, GrantScope};
 use std::sync::Arc;
 
 /// An approver that pre-approves what the active skills allow; see the module docs.
@@ -44,14 +44,18 @@ impl PreApprovingGate {
         if request.reason != ApprovalReason::RuntimePolicy || request.delegated_agent.is_some() {
             return false;
         }
-        let scope = request
-            .grant_key
-            .session_grantable
-            .then_some(request.grant_key.scope.as_deref())
-            .flatten();
-        self.rules
-            .iter()
-            .any(|rule| rule.covers(&request.tool_name, scope))
+        // A command is covered when a rule covers each of its (program, subcommand) keys; a
+        // call no session grant may cover offers no scope, so only an unscoped rule covers it.
+        let scopes: Vec<Option<String>> = match &request.grant_key.scope {
+            GrantScope::Tool | GrantScope::OneCall { .. } => vec![None],
+            GrantScope::Action { action } => vec![Some(action.clone())],
+            GrantScope::Commands { keys } => keys.iter().map(|k| Some(k.to_string())).collect(),
+        };
+        scopes.iter().all(|scope| {
+            self.rules
+                .iter()
+                .any(|rule| rule.covers(&request.tool_name, scope.as_deref()))
+        })
     }
 }
 

@@ -224,6 +224,7 @@ impl LspTool {
                  warnings) of a file.",
             )
             .with_kind(ToolKind::CommandExecution)
+            .with_command_runner(kun_ports::CommandRunner::Confinement)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::ReadOnly),
             config,

@@ -21,14 +21,17 @@
 //! | kill | `bg-1 killed` |
 
 use super::ShellConfig;
+use super::escalation::{SandboxArg, check_justification};
 use super::process::{self, Ending, Stream};
+use super::scope::command_approval;
 use crate::output::{FullText, OutputAccumulator, StreamEnd, truncate_tail};
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use kun_ports::process::ProcessGroup;
 use kun_ports::{
-    AbortSignal, CallApproval, CommandConfinement, SideEffect, ToolContext, ToolKind, ToolPolicy,
-    ToolSpec, TypedTool,
+    AbortSignal, CallApproval, CommandApproval, CommandConfinement, CommandRunner, CommandSafety,
+    SandboxRequest, SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy, ToolSpec,
+    TypedTool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -92,6 +95,14 @@ pub struct BackgroundArgs {
     id: Option<String>,
     /// For read: return at most this many of the newest lines.
     tail_lines: Option<usize>,
+    /// For start: `confined` (default) runs the command in the sandbox; `escalated` runs it
+    /// outside, with full access to this machine, after the user approves. Use it only after
+    /// the same command failed because of the sandbox.
+    #[serde(default)]
+    sandbox: SandboxArg,
+    /// For start with `sandbox: "escalated"`: one sentence for the user on why the command
+    /// must run outside the sandbox.
+    justification: Option<String>,
 }
 
 /// A job's state.
@@ -392,6 +403,7 @@ impl BackgroundShellTool {
         let spec =
             ToolSpec::typed::<BackgroundArgs, BackgroundOutput>("background_shell", description)
                 .with_kind(ToolKind::CommandExecution)
+                .with_command_runner(CommandRunner::Confinement)
                 .with_policy(ToolPolicy::OnRequest)
                 .with_side_effect(SideEffect::Unknown);
         Self {
@@ -409,8 +421,13 @@ impl BackgroundShellTool {
         ctx: &ToolContext<'_>,
     ) -> Result<BackgroundOutput, Failure> {
         let thread = ctx.turn.thread_id;
+        tracing::debug!(sandbox = ?args.sandbox, "background_shell");
         Ok(match args.action {
-            Action::Start => BackgroundOutput::Start(self.start(args.command.as_deref(), ctx)?),
+            Action::Start => BackgroundOutput::Start(self.start(
+                args.command.as_deref(),
+                args.sandbox.into(),
+                ctx,
+            )?),
             Action::List => BackgroundOutput::List(self.list(thread)),
             Action::Read => {
                 BackgroundOutput::Read(self.read(thread, args.id.as_deref(), args.tail_lines)?)
@@ -419,7 +436,12 @@ impl BackgroundShellTool {
         })
     }
 
-    fn start(&self, command: Option<&str>, ctx: &ToolContext<'_>) -> Result<JobStarted, Failure> {
+    fn start(
+        &self,
+        command: Option<&str>,
+        request: SandboxRequest,
+        ctx: &ToolContext<'_>,
+    ) -> Result<JobStarted, Failure> {
         let command = command
             .filter(|c| !c.trim().is_empty())
             .ok_or_else(|| Failure::invalid("action=start needs a command to run"))?;
@@ -438,7 +460,7 @@ impl BackgroundShellTool {
                 self.limits.max_live_per_thread
             )));
         }
-        let spec = process::shell_spec(command, &ctx.turn, &self.config);
+        let spec = process::shell_spec(command, &ctx.turn, &self.config, request);
         let running = process::spawn(&spec, self.confinement.as_ref())?;
         let group = running.group();
         let output = Arc::new(Mutex::new(OutputAccumulator::with_spill(
@@ -651,18 +673,39 @@ impl TypedTool for BackgroundShellTool {
         }
     }
 
-    /// `start <command prefix>` for start (`None` for compound commands), the action name
-    /// otherwise.
-    fn approval_scope(&self, args: &BackgroundArgs) -> Option<String> {
-        match args.action {
-            Action::Start => {
-                let command = args.command.as_deref()?;
-                super::command_scope(command).map(|scope| format!("start {scope}"))
-            }
-            Action::List => Some("list".to_owned()),
-            Action::Read => Some("read".to_owned()),
-            Action::Kill => Some("kill".to_owned()),
+    /// An escalated start must carry a justification (checked before anyone is asked).
+    fn explicit_approval(
+        &self,
+        args: &BackgroundArgs,
+        _ctx: &ToolHostContext,
+    ) -> Result<bool, String> {
+        if matches!(args.action, Action::Start) {
+            check_justification(args.sandbox, args.justification.as_deref()).map(|()| false)
+        } else {
+            // Other actions start nothing.
+            Ok(false)
         }
+    }
+
+    /// For start: the command's grant keys, safety and sandbox request (see
+    /// [`command_approval`]); for list and read (which only read): the action, known safe;
+    /// for kill: the action.
+    fn approval_scope(
+        &self,
+        args: &BackgroundArgs,
+        ctx: &ToolHostContext,
+    ) -> Option<CommandApproval> {
+        Some(match args.action {
+            Action::Start => command_approval(
+                args.command.as_deref()?,
+                &ctx.workspace_roots,
+                args.sandbox.into(),
+                args.justification.as_deref(),
+            ),
+            Action::List => CommandApproval::action("list", CommandSafety::KnownSafe),
+            Action::Read => CommandApproval::action("read", CommandSafety::KnownSafe),
+            Action::Kill => CommandApproval::action("kill", CommandSafety::NotKnownSafe),
+        })
     }
 
     async fn run(

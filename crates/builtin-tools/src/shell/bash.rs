@@ -4,12 +4,14 @@
 //! when it was cut), then `exit code N`. A non-zero exit is an error result that keeps both.
 
 use super::ShellConfig;
-use super::run::{CapturedOutput, abnormal_end, call_timeout, run_script};
-use super::scope::command_scope;
+use super::escalation::{SandboxArg, check_justification};
+use super::run::{CapturedOutput, Runner, abnormal_end, call_timeout, run_script};
+use super::scope::command_approval;
 use crate::Failure;
 use async_trait::async_trait;
 use kun_ports::{
-    CommandConfinement, SideEffect, ToolContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
+    CommandApproval, CommandConfinement, CommandRunner, SideEffect, ToolContext, ToolHostContext,
+    ToolKind, ToolPolicy, ToolSpec, TypedTool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -27,6 +29,14 @@ pub struct BashArgs {
     timeout_seconds: Option<u64>,
     /// A few words on what the command does, shown to whoever approves it.
     description: Option<String>,
+    /// `confined` (default): run in the sandbox. `escalated`: run outside it, with full
+    /// access to this machine; the user is always asked first. Use it only after the same
+    /// command failed because of the sandbox (no network, a write outside the workspace).
+    #[serde(default)]
+    sandbox: SandboxArg,
+    /// With `sandbox: "escalated"`: one sentence for the user on why the command must run
+    /// outside the sandbox.
+    justification: Option<String>,
 }
 
 /// What `bash` returns for a command that exited.
@@ -79,6 +89,7 @@ impl BashTool {
         );
         let spec = ToolSpec::typed::<BashArgs, BashOutput>("bash", description)
             .with_kind(ToolKind::CommandExecution)
+            .with_command_runner(CommandRunner::Confinement)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::Unknown);
         Self {
@@ -99,12 +110,20 @@ impl BashTool {
             ));
         }
         let timeout = call_timeout(&self.config, args.timeout_seconds)?;
-        tracing::debug!(command = %args.command, description = ?args.description, "bash");
+        tracing::debug!(
+            command = %args.command,
+            description = ?args.description,
+            sandbox = ?args.sandbox,
+            "bash"
+        );
         let run = run_script(
             &args.command,
             ctx,
             &self.config,
-            self.confinement.as_ref(),
+            Runner {
+                confinement: self.confinement.as_ref(),
+                request: args.sandbox.into(),
+            },
             timeout,
             &mut |_| {},
         )
@@ -144,9 +163,20 @@ impl TypedTool for BashTool {
         output.exit_code != 0
     }
 
-    /// The parsed command prefix (`git status`, `ls`); `None` for compound commands.
-    fn approval_scope(&self, args: &BashArgs) -> Option<String> {
-        command_scope(&args.command)
+    /// An escalated call must carry a justification (checked before anyone is asked).
+    fn explicit_approval(&self, args: &BashArgs, _ctx: &ToolHostContext) -> Result<bool, String> {
+        check_justification(args.sandbox, args.justification.as_deref()).map(|()| false)
+    }
+
+    /// The command's grant keys (`cargo test`, or one call only, and why), whether it is
+    /// known safe, and whether it asks to run outside the sandbox; see [`command_approval`].
+    fn approval_scope(&self, args: &BashArgs, ctx: &ToolHostContext) -> Option<CommandApproval> {
+        Some(command_approval(
+            &args.command,
+            &ctx.workspace_roots,
+            args.sandbox.into(),
+            args.justification.as_deref(),
+        ))
     }
 
     async fn run(&self, args: BashArgs, ctx: ToolContext<'_>) -> Result<BashOutput, Failure> {

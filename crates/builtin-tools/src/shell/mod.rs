@@ -21,16 +21,21 @@
 //!
 //! let bash = BashTool::with_config(Arc::new(NoConfinement), ShellConfig::default());
 //! assert_eq!(bash.spec().name, "bash");
-//! assert_eq!(bash.approval_scope(&serde_json::json!({"command": "git status -s"})).as_deref(), Some("git status"));
+//! let ctx = kun_ports::ToolHostContext::builder("thread", "turn").workspace("/ws").build();
+//! let scope = bash.approval_scope(&serde_json::json!({"command": "cargo test -p kun"}), &ctx).unwrap();
+//! assert_eq!(scope.grant, kun_ports::GrantKey::command("bash", "cargo test").scope);
 //! ```
 //!
 //! [`CommandConfinement`]: kun_ports::CommandConfinement
 
 mod background;
 mod bash;
+mod escalation;
 mod process;
+mod programs;
 mod run;
 mod scope;
+mod syntax;
 mod verify;
 
 use crate::OutputLimits;
@@ -45,7 +50,7 @@ pub use background::{
 pub use bash::{BashOutput, BashTool};
 pub use kun_ports::NetworkAccess;
 pub use run::{CapturedOutput, ProgressForwarding};
-pub use scope::command_scope;
+pub use scope::{CommandScope, command_approval, command_scope};
 pub use verify::{
     CargoChecks, CheckResult, CheckSource, VerifyChangesTool, VerifyConfig, VerifyOutput,
     detect_checks,

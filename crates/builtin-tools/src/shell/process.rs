@@ -15,7 +15,8 @@ use crate::Failure;
 use kun_ports::process::{GroupGuard, ProcessGroup};
 use kun_ports::{
     AbortSignal, CommandConfinement, CommandSpec, ConfinedCommand, ConfinementLease,
-    ConfinementScope, ErrorCode, FileSystemScope, NetworkAccess, SandboxMode, ToolTurn,
+    ConfinementScope, ErrorCode, FileSystemScope, NetworkAccess, SandboxMode, SandboxRequest,
+    ToolTurn,
 };
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -68,21 +69,32 @@ pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
 }
 
 /// `shell -c script` in the primary workspace root, with the allow-listed environment and the
-/// workspace scope.
-pub(crate) fn shell_spec(script: &str, turn: &ToolTurn<'_>, config: &ShellConfig) -> CommandSpec {
+/// workspace scope, or no confinement at all when the call was approved to run escalated.
+pub(crate) fn shell_spec(
+    script: &str,
+    turn: &ToolTurn<'_>,
+    config: &ShellConfig,
+    request: SandboxRequest,
+) -> CommandSpec {
     CommandSpec::new(
         &Shell::detect().path,
         turn.primary_root(),
         config.env.from_current_process(),
-        workspace_scope(turn, config.network),
+        workspace_scope(turn, config.network, request),
     )
     .args(["-c", script])
 }
 
-/// The confinement scope of a workspace command: the roots writable (no confinement under
-/// danger-full-access).
-pub(crate) fn workspace_scope(turn: &ToolTurn<'_>, network: NetworkAccess) -> ConfinementScope {
-    if turn.sandbox == SandboxMode::DangerFullAccess {
+/// The confinement scope of a workspace command: the roots writable; no confinement under
+/// danger-full-access, or for an escalated call (the pipeline ran it only after an approval
+/// that nothing skips; every tier then runs it as it is: still the allow-listed environment,
+/// its own session, its group killed at the end).
+pub(crate) fn workspace_scope(
+    turn: &ToolTurn<'_>,
+    network: NetworkAccess,
+    request: SandboxRequest,
+) -> ConfinementScope {
+    if turn.sandbox == SandboxMode::DangerFullAccess || request == SandboxRequest::Escalated {
         return ConfinementScope::unrestricted();
     }
     ConfinementScope {

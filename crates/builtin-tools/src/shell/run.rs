@@ -5,7 +5,7 @@ use super::ShellConfig;
 use super::process::{self, Ending, Finished, Stream};
 use crate::Failure;
 use crate::output::{OutputAccumulator, OutputSnapshot, Utf8Chunker};
-use kun_ports::{CommandConfinement, ErrorCode, ToolContext};
+use kun_ports::{CommandConfinement, ErrorCode, SandboxRequest, ToolContext};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -92,9 +92,18 @@ pub(crate) fn call_timeout(
     }
 }
 
-/// Runs `script` with the shell in the primary workspace root, confined, under `timeout` and
-/// the turn's abort signal, through an accumulator with the configured limits; `observe` sees
-/// every chunk too.
+/// Where and how a command line runs: the tier's confinement and what the call asked of it.
+#[derive(Clone, Copy)]
+pub(crate) struct Runner<'a> {
+    /// The confinement the tool was built with.
+    pub(crate) confinement: &'a dyn CommandConfinement,
+    /// Confined, or escalated (approved to run outside the sandbox).
+    pub(crate) request: SandboxRequest,
+}
+
+/// Runs `script` with the shell in the primary workspace root, confined unless the call was
+/// approved to run escalated, under `timeout` and the turn's abort signal, through an
+/// accumulator with the configured limits; `observe` sees every chunk too.
 ///
 /// # Errors
 /// When the command cannot be confined or started.
@@ -102,11 +111,15 @@ pub(crate) async fn run_script(
     script: &str,
     ctx: &ToolContext<'_>,
     config: &ShellConfig,
-    confinement: &dyn CommandConfinement,
+    runner: Runner<'_>,
     timeout: Duration,
     observe: &mut (dyn FnMut(&[u8]) + Send),
 ) -> Result<CommandRun, Failure> {
-    let spec = process::shell_spec(script, &ctx.turn, config);
+    let Runner {
+        confinement,
+        request,
+    } = runner;
+    let spec = process::shell_spec(script, &ctx.turn, config, request);
     let running = process::spawn(&spec, confinement)?;
     let mut output = OutputAccumulator::with_spill(config.limits, config.spill.clone());
     let mut live = Utf8Chunker::new();

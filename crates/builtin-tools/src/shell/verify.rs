@@ -21,13 +21,13 @@
 
 use super::ShellConfig;
 use super::process::Ending;
-use super::run::{call_timeout, duration_ms, run_script};
+use super::run::{Runner, call_timeout, duration_ms, run_script};
 use crate::output::truncate_tail;
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use kun_ports::{
-    CommandConfinement, ErrorCode, SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy,
-    ToolSpec, TypedTool,
+    CommandConfinement, ErrorCode, SandboxRequest, SideEffect, ToolContext, ToolHostContext,
+    ToolKind, ToolPolicy, ToolSpec, TypedTool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -301,6 +301,7 @@ impl VerifyChangesTool {
                            and the tail of the output. Run it after changing code.";
         let spec = ToolSpec::typed::<VerifyArgs, VerifyOutput>("verify_changes", description)
             .with_kind(ToolKind::CommandExecution)
+            .with_command_runner(kun_ports::CommandRunner::Confinement)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::Unknown);
         Self {
@@ -358,7 +359,10 @@ impl VerifyChangesTool {
             command,
             ctx,
             &self.shell,
-            self.confinement.as_ref(),
+            Runner {
+                confinement: self.confinement.as_ref(),
+                request: SandboxRequest::Confined,
+            },
             timeout,
             &mut observe,
         )

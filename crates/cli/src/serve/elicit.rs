@@ -33,6 +33,8 @@ pub const DECISIONS: [&str; 3] = ["allow", "allow_for_session", "deny"];
 
 /// How many characters of the arguments the prompt shows.
 const ARGUMENTS_SHOWN: usize = 1_500;
+/// How many characters of a justification the prompt shows.
+const JUSTIFICATION_SHOWN: usize = 500;
 
 /// Asks the MCP client of one session.
 #[derive(Debug, Clone)]
@@ -76,7 +78,7 @@ impl Approver for ElicitationApprover {
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
             message: prompt(request),
-            requested_schema: form(),
+            requested_schema: form(request),
         };
         match peer.create_elicitation(params).await {
             Ok(answer) => decision(&answer),
@@ -87,52 +89,66 @@ impl Approver for ElicitationApprover {
     }
 }
 
-/// The form: one required enum field.
-fn form() -> ElicitationSchema {
+/// The form: one required enum field, whose description says what each choice does for this
+/// request.
+fn form(request: &ApprovalRequest) -> ElicitationSchema {
+    let session = request.grant_key.session_grant_text().map_or_else(
+        || "allow_for_session: the same as allow, for this call only".to_owned(),
+        |covers| format!("allow_for_session: run it, and {covers} in this session without asking"),
+    );
     let decision = EnumSchema::builder(DECISIONS.iter().map(|d| (*d).to_owned()).collect())
         .title("Decision")
-        .description(
-            "allow: run this call; allow_for_session: run it and later calls like it in this \
-             session; deny: do not run it",
-        )
+        .description(format!(
+            "allow: run this call; {session}; deny: do not run it"
+        ))
         .build();
     ElicitationSchema::builder()
         .required_enum_schema(DECISION_FIELD, decision)
         .build_unchecked()
 }
 
-/// What the person is asked: the tool, why, what a session grant would cover, the arguments.
+/// What the person is asked: the tool, why, the justification of an escalated command, what a
+/// session grant would cover (or why the call can only be allowed once), the arguments.
 fn prompt(request: &ApprovalRequest) -> String {
-    let grant = if request.grant_key.session_grantable {
-        match &request.grant_key.scope {
-            Some(scope) => format!(
-                "allow_for_session also allows later `{}` calls starting with `{scope}`",
-                request.tool_name
-            ),
-            None => format!(
-                "allow_for_session also allows later `{}` calls",
-                request.tool_name
-            ),
+    let grant = match request.grant_key.session_grant_text() {
+        Some(covers) => {
+            format!("allow_for_session also allows {covers}, for the rest of this session")
         }
-    } else {
-        "allow_for_session allows only this call: the command has no safe prefix to remember"
-            .to_owned()
+        None => format!(
+            "This call can only be allowed once ({}); allow_for_session allows this call only",
+            request
+                .grant_key
+                .one_call_reason()
+                .unwrap_or("no session grant covers it")
+        ),
     };
-    let mut arguments = request.arguments.to_string();
-    if arguments.chars().count() > ARGUMENTS_SHOWN {
-        arguments = arguments.chars().take(ARGUMENTS_SHOWN).collect();
-        arguments.push('…');
-    }
+    let justification = request
+        .justification
+        .as_deref()
+        .map(|why| format!("Justification: {}\n", clip(why, JUSTIFICATION_SHOWN)))
+        .unwrap_or_default();
+    let arguments = clip(&request.arguments.to_string(), ARGUMENTS_SHOWN);
     let asker = request
         .delegated_agent
         .as_ref()
         .map(|agent| format!(" (asked by the delegated sub-agent `{agent}`)"))
         .unwrap_or_default();
     format!(
-        "Allow `{tool}`{asker} to run?\nWhy you are asked: {why}.\n{grant}.\nArguments: {arguments}",
+        "Allow `{tool}`{asker} to run?\nWhy you are asked: {why}.\n{justification}{grant}.\nArguments: {arguments}",
         tool = request.tool_name,
         why = request.reason.describe(),
     )
+}
+
+/// At most `limit` characters of `text`, marked when cut.
+fn clip(text: &str, limit: usize) -> String {
+    if text.chars().count() > limit {
+        let mut cut: String = text.chars().take(limit).collect();
+        cut.push('…');
+        cut
+    } else {
+        text.to_owned()
+    }
 }
 
 /// The client's answer as a decision.
@@ -170,6 +186,7 @@ fn decision(answer: &ElicitResult) -> Result<ApprovalDecision, NoAnswer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kun_ports::{ApprovalReason, GrantKey};
     use serde_json::json;
 
     fn answer(action: ElicitationAction, content: Option<Value>) -> ElicitResult {
@@ -202,9 +219,70 @@ mod tests {
         }
     }
 
+    fn request(grant_key: GrantKey, justification: Option<&str>) -> ApprovalRequest {
+        ApprovalRequest {
+            approval_id: "appr_1".into(),
+            thread_id: "t".into(),
+            turn_id: "u".into(),
+            call_id: "c1".into(),
+            tool_name: "bash".into(),
+            arguments: json!({"command": "cargo test"}),
+            reason: ApprovalReason::EscalatedCommand,
+            grant_key,
+            justification: justification.map(str::to_owned),
+            delegated_agent: None,
+        }
+    }
+
+    #[test]
+    fn the_prompt_says_what_each_choice_will_do() {
+        let grantable = request(GrantKey::command("bash", "cargo test"), None);
+        let text = prompt(&grantable);
+        assert!(
+            text.contains(
+                "allow_for_session also allows later `bash` commands made only of `cargo test`"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("Justification"), "{text}");
+        let schema = serde_json::to_value(form(&grantable)).unwrap();
+        let described = schema["properties"]["decision"]["description"]
+            .as_str()
+            .unwrap();
+        assert!(
+            described.contains("made only of `cargo test`"),
+            "{described}"
+        );
+
+        let once = request(
+            GrantKey::one_call("bash", "it asks to run outside the sandbox"),
+            Some("needs the network to fetch crates"),
+        );
+        let text = prompt(&once);
+        assert!(
+            text.contains(
+                "This call can only be allowed once (it asks to run outside the sandbox)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("Justification: needs the network to fetch crates"),
+            "{text}"
+        );
+        assert!(
+            text.contains(ApprovalReason::EscalatedCommand.describe()),
+            "{text}"
+        );
+        let schema = serde_json::to_value(form(&once)).unwrap();
+        let described = schema["properties"]["decision"]["description"]
+            .as_str()
+            .unwrap();
+        assert!(described.contains("for this call only"), "{described}");
+    }
+
     #[test]
     fn the_form_has_one_required_enum_field() {
-        let schema = serde_json::to_value(form()).unwrap();
+        let schema = serde_json::to_value(form(&request(GrantKey::tool("write"), None))).unwrap();
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["required"], json!(["decision"]));
         assert_eq!(

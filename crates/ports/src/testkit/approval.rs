@@ -5,7 +5,9 @@
 //! most once, a gate that asks twice gets a denial the second time; that is how the suite sees
 //! whether a session grant answered without asking.
 
-use crate::{ApprovalDecision, ApprovalGate, ApprovalReason, ApprovalRequest, GrantKey};
+use crate::{
+    ApprovalDecision, ApprovalGate, ApprovalReason, ApprovalRequest, CommandKey, GrantKey,
+};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,7 +28,8 @@ pub enum ApproverScript {
 /// should be far shorter, and a loaded machine must not fail the suite.
 pub const APPROVAL_HANG_BOUND: Duration = Duration::from_secs(30);
 
-/// A request for `tool_name` whose session grant would cover `scope`. The call and approval
+/// A request for `tool_name` whose session grant would cover the command key `scope`
+/// (`"cargo test"`), or the whole tool. The call and approval
 /// ids come from `n`, so two requests with the same key still look like different calls.
 #[must_use]
 pub fn approval_request(n: u32, tool_name: &str, scope: Option<&str>) -> ApprovalRequest {
@@ -39,11 +42,20 @@ pub fn approval_request(n: u32, tool_name: &str, scope: Option<&str>) -> Approva
         arguments: json!({ "command": scope.map(|s| format!("{s} --flag-{n}")) }),
         reason: ApprovalReason::RuntimePolicy,
         grant_key: match scope {
-            Some(scope) => GrantKey::scoped(tool_name, scope),
+            Some(scope) => GrantKey::command(tool_name, scope),
             None => GrantKey::tool(tool_name),
         },
+        justification: None,
         delegated_agent: None,
     }
+}
+
+/// A request whose session grant would cover `key`.
+#[must_use]
+pub fn approval_request_for(n: u32, key: GrantKey) -> ApprovalRequest {
+    let mut request = approval_request(n, &key.tool_name, None);
+    request.grant_key = key;
+    request
 }
 
 /// Runs every rule of the approval-gate contract. `make` builds a new gate (a new session)
@@ -56,7 +68,11 @@ pub fn approval_request(n: u32, tool_name: &str, scope: Option<&str>) -> Approva
 ///    a different scope or a different tool asks again;
 /// 4. grants belong to one gate: a new gate does not inherit them;
 /// 5. a gone approver is a `Deny` with a reason, for every request, including concurrent ones;
-/// 6. a hanging approver is a `Deny` with a reason within [`APPROVAL_HANG_BOUND`].
+/// 6. a hanging approver is a `Deny` with a reason within [`APPROVAL_HANG_BOUND`];
+/// 7. a one-call key is never remembered: `AllowForSession` allows that call, and the same
+///    key asks again;
+/// 8. command keys: granting a command of keys {A, B} covers later commands made of A, of B,
+///    or of both, and not one that also needs C.
 pub async fn approval_gate_contract<F>(make: F)
 where
     F: Fn(ApproverScript) -> Arc<dyn ApprovalGate>,
@@ -67,6 +83,8 @@ where
     grants_belong_to_one_gate(&make).await;
     gone_approver_denies_with_a_reason(&make).await;
     hanging_approver_denies_in_bounded_time(&make).await;
+    one_call_keys_are_never_remembered(&make).await;
+    command_keys_are_granted_and_covered_one_by_one(&make).await;
 }
 
 async fn ask(gate: &Arc<dyn ApprovalGate>, request: &ApprovalRequest) -> ApprovalDecision {
@@ -214,5 +232,64 @@ where
     assert_denied_with_reason(
         &ask(&gate, &approval_request(1, "bash", Some("sleep"))).await,
         "an approver that never answers must be a denial after the gate's timeout",
+    );
+}
+
+async fn one_call_keys_are_never_remembered<F>(make: &F)
+where
+    F: Fn(ApproverScript) -> Arc<dyn ApprovalGate>,
+{
+    let gate = make(ApproverScript::AnswerOnce(
+        ApprovalDecision::AllowForSession,
+    ));
+    let key = GrantKey::one_call("bash", "it runs code given with -e");
+    assert!(
+        ask(&gate, &approval_request_for(1, key.clone()))
+            .await
+            .is_allowed(),
+        "approval contract: AllowForSession must allow the one-call request that earned it"
+    );
+    assert_denied_with_reason(
+        &ask(&gate, &approval_request_for(2, key)).await,
+        "a one-call key must never be remembered: the same key must ask again",
+    );
+}
+
+async fn command_keys_are_granted_and_covered_one_by_one<F>(make: &F)
+where
+    F: Fn(ApproverScript) -> Arc<dyn ApprovalGate>,
+{
+    let keys = |names: &[&str]| {
+        GrantKey::commands("bash", names.iter().map(|name| CommandKey::parse(name)))
+    };
+    let gate = make(ApproverScript::AnswerOnce(
+        ApprovalDecision::AllowForSession,
+    ));
+    assert!(
+        ask(
+            &gate,
+            &approval_request_for(1, keys(&["cargo test", "tail"]))
+        )
+        .await
+        .is_allowed()
+    );
+    for (n, covered) in [
+        (2, &["cargo test"][..]),
+        (3, &["tail"]),
+        (4, &["tail", "cargo test"]),
+    ] {
+        assert_eq!(
+            ask(&gate, &approval_request_for(n, keys(covered))).await,
+            ApprovalDecision::Allow,
+            "approval contract: granting `cargo test | tail` must cover {covered:?}"
+        );
+    }
+    assert_denied_with_reason(
+        &ask(
+            &gate,
+            &approval_request_for(5, keys(&["cargo test", "head"])),
+        )
+        .await,
+        "a command that also needs an ungranted key (`head`) must ask again",
     );
 }

@@ -5,8 +5,8 @@
 //! so they need a Unix filesystem.
 
 use crate::{
-    ErrorCode, PathAccess, PathError, ResolvedPath, SandboxMode, SandboxPolicy, SandboxVerdict,
-    ToolKind,
+    CommandRunner, ErrorCode, PathAccess, PathError, ResolvedPath, SandboxMode, SandboxPolicy,
+    SandboxQuery, SandboxRequest, SandboxVerdict, ToolKind, Unconfined,
 };
 use std::path::Path;
 
@@ -18,8 +18,10 @@ const TOOL: &str = "contract_probe_tool";
 /// * `tool_call` is allowed in every mode;
 /// * read-only blocks `file_change` (`sandbox_read_only`) and commands
 ///   (`sandbox_command_blocked`);
-/// * workspace-write allows `file_change`, and commands when the policy's tier is confined
-///   (otherwise it asks for approval);
+/// * workspace-write allows `file_change`; a command is `Confined` when its tool runs it through
+///   our confinement, the call does not ask to escalate and the policy's tier confines;
+///   otherwise it needs an approval, with the reason (`Provider` before `Escalated` before
+///   `NoTier`);
 /// * danger-full-access allows every kind;
 /// * external-sandbox blocks `file_change` (`sandbox_write_blocked`) and commands
 ///   (`sandbox_command_blocked`);
@@ -48,29 +50,44 @@ fn check_matrix(policy: &dyn SandboxPolicy) {
     let confined = policy.confinement_tier().is_confined();
     for &mode in SandboxMode::ALL {
         for &kind in ToolKind::ALL {
-            let verdict = policy.check_tool(TOOL, kind, mode);
-            let expected = expected_verdict(mode, kind, confined);
-            match (&verdict, expected) {
-                (SandboxVerdict::Allowed, Expected::Allowed)
-                | (SandboxVerdict::ApprovalRequired, Expected::Approval) => {}
-                (SandboxVerdict::Blocked(block), Expected::Blocked(code)) => {
-                    assert_eq!(
-                        block.code, code,
-                        "{mode} must block {kind} with {code}, got {}",
-                        block.code
-                    );
-                    assert!(
-                        block.message.contains(TOOL),
-                        "the {code} message for {kind} in {mode} must name the tool: {:?}",
-                        block.message
-                    );
+            for runner in [CommandRunner::Confinement, CommandRunner::Provider] {
+                for request in [SandboxRequest::Confined, SandboxRequest::Escalated] {
+                    let query = SandboxQuery {
+                        kind,
+                        runner,
+                        request,
+                    };
+                    check_cell(policy, mode, query, confined);
                 }
-                _ => panic!(
-                    "{mode} / {kind} (tier confined: {confined}): expected {expected:?}, got \
-                     {verdict:?}"
-                ),
             }
         }
+    }
+}
+
+fn check_cell(policy: &dyn SandboxPolicy, mode: SandboxMode, query: SandboxQuery, confined: bool) {
+    let kind = query.kind;
+    let verdict = policy.check_tool(TOOL, query, mode);
+    let expected = expected_verdict(mode, query, confined);
+    match (&verdict, expected) {
+        (SandboxVerdict::Allowed, Expected::Allowed)
+        | (SandboxVerdict::Confined, Expected::Confined) => {}
+        (SandboxVerdict::ApprovalRequired(got), Expected::Approval(why)) if *got == why => {}
+        (SandboxVerdict::Blocked(block), Expected::Blocked(code)) => {
+            assert_eq!(
+                block.code, code,
+                "{mode} must block {kind} with {code}, got {}",
+                block.code
+            );
+            assert!(
+                block.message.contains(TOOL),
+                "the {code} message for {kind} in {mode} must name the tool: {:?}",
+                block.message
+            );
+        }
+        _ => panic!(
+            "{mode} / {query:?} (tier confined: {confined}): expected {expected:?}, got \
+             {verdict:?}"
+        ),
     }
 }
 
@@ -78,19 +95,24 @@ fn check_matrix(policy: &dyn SandboxPolicy) {
 #[derive(Debug, Clone, Copy)]
 enum Expected {
     Allowed,
-    Approval,
+    Confined,
+    Approval(Unconfined),
     Blocked(ErrorCode),
 }
 
-fn expected_verdict(mode: SandboxMode, kind: ToolKind, confined: bool) -> Expected {
+fn expected_verdict(mode: SandboxMode, query: SandboxQuery, confined: bool) -> Expected {
     use SandboxMode as M;
     use ToolKind as K;
-    match (mode, kind) {
+    match (mode, query.kind) {
         (_, K::ToolCall) | (M::DangerFullAccess, _) | (M::WorkspaceWrite, K::FileChange) => {
             Expected::Allowed
         }
-        (M::WorkspaceWrite, K::CommandExecution) if confined => Expected::Allowed,
-        (M::WorkspaceWrite, K::CommandExecution) => Expected::Approval,
+        (M::WorkspaceWrite, K::CommandExecution) => match (query.runner, query.request) {
+            (CommandRunner::Provider, _) => Expected::Approval(Unconfined::Provider),
+            (_, SandboxRequest::Escalated) => Expected::Approval(Unconfined::Escalated),
+            _ if confined => Expected::Confined,
+            _ => Expected::Approval(Unconfined::NoTier),
+        },
         (M::ReadOnly, K::FileChange) => Expected::Blocked(ErrorCode::SandboxReadOnly),
         (M::ExternalSandbox, K::FileChange) => Expected::Blocked(ErrorCode::SandboxWriteBlocked),
         (M::ReadOnly | M::ExternalSandbox, K::CommandExecution) => {

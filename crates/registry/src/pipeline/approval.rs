@@ -1,37 +1,66 @@
 //! Steps 11 and 12: whether a call needs approval, and asking for it (fail closed).
 //!
-//! A call needs approval, for the first reason that applies:
+//! The approval matrix ([`prompt_rule`]: runtime policy × tool policy × how the call runs, from
+//! the sandbox) and the tool's explicit approval decide. A call needs approval, for the first
+//! reason that applies:
 //!
-//! 1. the sandbox forces it ([`ApprovalReason::UnconfinedCommand`]) — a hook `allow` does not
-//!    skip it;
+//! 1. the matrix says `forced`: a command that would run unconfined under workspace-write —
+//!    no confining tier ([`ApprovalReason::UnconfinedCommand`]), run by its provider
+//!    ([`ApprovalReason::ProviderCommand`]) or asking to run outside the sandbox
+//!    ([`ApprovalReason::EscalatedCommand`], with the call's justification) — a hook `allow`
+//!    does not skip it;
 //! 2. the tool requires explicit approval for this call ([`ApprovalReason::ExplicitTool`]) —
 //!    a hook `allow` does not skip it;
-//! 3. the approval matrix prompts ([`ApprovalReason::RuntimePolicy`]) — skipped when a
-//!    PreToolUse hook said `allow`, and for `untrusted` × `auto` when the host allow-lists
-//!    the tool.
+//! 3. the matrix prompts ([`ApprovalReason::RuntimePolicy`]) — skipped when a PreToolUse hook
+//!    said `allow`; `prompt unless allow-listed` is also skipped when the host's `untrusted`
+//!    allow-list names the tool or the tool says the command is known safe.
 //!
-//! `user_interaction` tools never need approval, and neither does a call the tool declares
-//! read-only from its arguments ([`CallApproval::NotNeeded`]: `background_shell` `list` and
-//! `read` run no command and change nothing).
+//! A confined command under `on-request`/`suggest` therefore runs without a prompt: approval
+//! follows the sandbox. `user_interaction` tools never need approval, and neither does a call
+//! the tool declares read-only from its arguments ([`CallApproval::NotNeeded`]:
+//! `background_shell` `list` and `read` run no command and change nothing).
 //!
-//! | tool says for this call | sandbox forces | explicit | matrix prompts | asked? |
-//! |---|---|---|---|---|
-//! | `NotNeeded` | any | any | any | no |
-//! | `AsDeclared` | yes | any | any | yes (`unconfined_command`) |
-//! | `AsDeclared` | no | yes | any | yes (`explicit_tool`) |
-//! | `AsDeclared` | no | no | yes, no hook `allow` | yes (`runtime_policy`) |
-//! | `AsDeclared` | no | no | no, or a hook `allow` | no |
+//! | tool says for this call | matrix | explicit | asked? |
+//! |---|---|---|---|
+//! | `NotNeeded` | any | any | no |
+//! | `AsDeclared` | `forced` (unconfined command) | any | yes (`unconfined_command`, `provider_command` or `escalated_command`) |
+//! | `AsDeclared` | not `forced` | yes | yes (`explicit_tool`) |
+//! | `AsDeclared` | `prompt`, or `prompt unless allow-listed` and not allow-listed; no hook `allow` | no | yes (`runtime_policy`) |
+//! | `AsDeclared` | `no prompt`, or a hook `allow` | no | no |
+//!
+//! What a session grant covers comes from the tool ([`Tool::approval_scope`]); a command tool
+//! that does not say is approved one call at a time.
+//!
+//! [`Tool::approval_scope`]: kun_ports::Tool::approval_scope
 
 use super::Host;
-use super::gates::SandboxGate;
 use super::hooks::HookApproval;
 use kun_ports::{
-    ApprovalDecision, ApprovalReason, ApprovalRequest, CallApproval, ErrorCode, GrantKey,
-    PromptRule, ToolDescriptor, ToolHostContext, ToolKind, ToolResult, prompt_rule,
+    ApprovalDecision, ApprovalReason, ApprovalRequest, CallApproval, CommandApproval,
+    CommandSafety, ErrorCode, GrantKey, GrantScope, PromptRule, SandboxRequest, Sandboxing,
+    ToolDescriptor, ToolHostContext, ToolKind, ToolResult, prompt_rule,
 };
 use serde_json::{Map, Value};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What a command tool says about this call (`None` for other tools and for
+/// `user_interaction` tools): read once, before step 10, which needs its sandbox request.
+pub(crate) fn command_approval(
+    tool: &ToolDescriptor,
+    arguments: &Value,
+    ctx: &ToolHostContext,
+) -> Option<CommandApproval> {
+    if tool.spec().user_interaction {
+        return None;
+    }
+    tool.tool.approval_scope(arguments, ctx)
+}
+
+/// The sandbox request of a call: what its command tool says, else confined.
+pub(crate) fn sandbox_request(command: Option<&CommandApproval>) -> SandboxRequest {
+    command.map_or(SandboxRequest::Confined, |c| c.sandbox)
+}
 
 /// What the tool says about approving this call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,25 +115,37 @@ impl Host {
         &self,
         tool: &ToolDescriptor,
         ctx: &ToolHostContext,
-        sandbox: SandboxGate,
+        sandboxing: Sandboxing,
         explicit: ExplicitApproval,
         hook: HookApproval,
+        command: Option<&CommandApproval>,
     ) -> ApprovalNeed {
         let spec = tool.spec();
         if spec.user_interaction || explicit == ExplicitApproval::NotNeeded {
             return ApprovalNeed::None;
         }
-        if sandbox == SandboxGate::ApprovalRequired {
-            return ApprovalNeed::Ask(ApprovalReason::UnconfinedCommand);
+        let rule = prompt_rule(ctx.approval, spec.policy, sandboxing);
+        if rule == PromptRule::Forced {
+            return ApprovalNeed::Ask(match sandboxing {
+                Sandboxing::Unconfined(why) => why.into(),
+                Sandboxing::Allowed | Sandboxing::Confined => ApprovalReason::RuntimePolicy,
+            });
         }
         if explicit == ExplicitApproval::Required {
             return ApprovalNeed::Ask(ApprovalReason::ExplicitTool);
         }
-        let matrix_prompts = match prompt_rule(ctx.approval, spec.policy) {
+        let matrix_prompts = match rule {
             PromptRule::Prompt => true,
-            PromptRule::PromptUnlessAllowListed => !self.untrusted_allow_list.contains(&spec.name),
-            // Blocked and Refused stopped the call earlier (steps 10 and 4).
-            PromptRule::NoPrompt | PromptRule::Blocked | PromptRule::Refused => false,
+            PromptRule::PromptUnlessAllowListed => {
+                let known_safe = command.is_some_and(|c| c.safety == CommandSafety::KnownSafe);
+                !(known_safe || self.untrusted_allow_list.contains(&spec.name))
+            }
+            // Forced returned above; Blocked and Refused stopped the call earlier (steps 10
+            // and 4).
+            PromptRule::NoPrompt
+            | PromptRule::Forced
+            | PromptRule::Blocked
+            | PromptRule::Refused => false,
         };
         if matrix_prompts && hook == HookApproval::NotGiven {
             ApprovalNeed::Ask(ApprovalReason::RuntimePolicy)
@@ -127,6 +168,7 @@ pub(crate) async fn request(
     tool: &ToolDescriptor,
     call_id: &str,
     arguments: &Value,
+    command: Option<CommandApproval>,
     ctx: &ToolHostContext,
 ) -> ControlFlow<ToolResult> {
     let ApprovalNeed::Ask(reason) = need else {
@@ -149,7 +191,10 @@ pub(crate) async fn request(
         tool_name: tool.name().to_owned(),
         arguments: arguments.clone(),
         reason,
-        grant_key: grant_key(tool, arguments),
+        grant_key: grant_key(tool, command.as_ref()),
+        justification: command
+            .filter(|c| c.sandbox == SandboxRequest::Escalated)
+            .and_then(|c| c.justification),
         delegated_agent: None,
     };
     let decision = tokio::select! {
@@ -190,13 +235,23 @@ fn denied(
     )
 }
 
-/// What a session grant for this call would cover. A command without a safe prefix (the
-/// tool gives no scope) can only be allowed one call at a time.
-fn grant_key(tool: &ToolDescriptor, arguments: &Value) -> GrantKey {
+/// What a session grant for this call would cover: what its command tool says, else the
+/// whole tool — except a command tool that does not say, which is approved one call at a time.
+fn grant_key(tool: &ToolDescriptor, command: Option<&CommandApproval>) -> GrantKey {
     let name = tool.name();
-    match tool.tool.approval_scope(arguments) {
-        Some(scope) => GrantKey::scoped(name, scope),
-        None if tool.spec().kind == ToolKind::CommandExecution => GrantKey::one_call_only(name),
+    match command {
+        Some(command) => GrantKey {
+            tool_name: name.to_owned(),
+            scope: command.grant.clone(),
+        },
+        None if tool.spec().kind == ToolKind::CommandExecution => GrantKey {
+            tool_name: name.to_owned(),
+            scope: GrantScope::OneCall {
+                why: "this tool does not say which commands it runs, so each call is approved \
+                      on its own"
+                    .to_owned(),
+            },
+        },
         None => GrantKey::tool(name),
     }
 }

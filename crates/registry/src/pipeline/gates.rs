@@ -2,29 +2,22 @@
 
 use super::Host;
 use kun_ports::{
-    AbortStage, ErrorCode, HostError, PathAccess, PromptRule, ProviderKind, SandboxBlock,
-    SandboxMode, SandboxVerdict, ToolDescriptor, ToolHostContext, ToolKind, ToolPolicy, ToolResult,
-    ToolRole, prompt_rule,
+    AbortStage, CommandRunner, ErrorCode, HostError, PathAccess, PromptRule, ProviderKind,
+    SandboxBlock, SandboxQuery, SandboxRequest, SandboxVerdict, Sandboxing, ToolDescriptor,
+    ToolHostContext, ToolKind, ToolPolicy, ToolResult, ToolRole, prompt_rule,
 };
 use serde_json::{Map, Value};
 use std::ops::ControlFlow;
 
-/// What the sandbox lets a call do, once it is not blocked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SandboxGate {
-    /// Runs without a sandbox-forced approval.
-    Allowed,
-    /// Runs only after an approval: a command that is not confined.
-    ApprovalRequired,
-}
-
-impl SandboxGate {
-    /// The stricter of two gates.
-    const fn and(self, other: Self) -> Self {
-        match (self, other) {
-            (Self::Allowed, Self::Allowed) => Self::Allowed,
-            _ => Self::ApprovalRequired,
-        }
+/// The stricter of two sandbox answers about one call (its declared kind and the kind it
+/// claims, or its escalation): unconfined beats allowed beats confined, since approval
+/// follows the sandbox only when every answer says the call runs confined. Of two unconfined
+/// answers the later, more specific one wins (an escalation asked for on a machine with no
+/// confining tier is shown as an escalation).
+const fn stricter(a: Sandboxing, b: Sandboxing) -> Sandboxing {
+    match (a, b) {
+        (_, Sandboxing::Unconfined(_)) | (Sandboxing::Confined, Sandboxing::Allowed) => b,
+        (Sandboxing::Unconfined(_) | Sandboxing::Allowed | Sandboxing::Confined, _) => a,
     }
 }
 
@@ -81,29 +74,34 @@ fn blocked(block: SandboxBlock) -> ToolResult {
 }
 
 impl Host {
-    /// The sandbox verdict for `kind`, as a gate.
+    /// The sandbox verdict for `query` (SPEC §5): blocked, or how the call runs. Who runs a
+    /// command (our confinement or its provider) is the tool spec's
+    /// [`command_runner`](kun_ports::ToolSpec::command_runner), and the sandbox decides
+    /// what follows from it.
     ///
-    /// A command tool of any provider but `built-in` runs outside our OS confinement (an MCP
-    /// server, an extension), so under workspace-write an `Allowed` verdict for it becomes
-    /// `ApprovalRequired` (SPEC §5 and §9).
+    /// Only a `built-in` provider's tool can say that our confinement runs its commands: a
+    /// command tool of any other provider (an MCP server, an extension) runs outside it
+    /// whatever its spec says (SPEC §5 and §9).
     fn sandbox_gate(
         &self,
         tool: &ToolDescriptor,
-        kind: ToolKind,
+        query: SandboxQuery,
         ctx: &ToolHostContext,
-    ) -> Result<SandboxGate, SandboxBlock> {
-        let sandbox = self.registry.filters().sandbox();
-        match sandbox.check_tool(tool.name(), kind, ctx.sandbox) {
-            SandboxVerdict::Blocked(block) => Err(block),
-            SandboxVerdict::ApprovalRequired => Ok(SandboxGate::ApprovalRequired),
-            SandboxVerdict::Allowed
-                if kind == ToolKind::CommandExecution
-                    && ctx.sandbox == SandboxMode::WorkspaceWrite
-                    && tool.provider_kind != ProviderKind::BuiltIn =>
-            {
-                Ok(SandboxGate::ApprovalRequired)
+    ) -> Result<Sandboxing, SandboxBlock> {
+        let query = if tool.provider_kind == ProviderKind::BuiltIn {
+            query
+        } else {
+            SandboxQuery {
+                runner: CommandRunner::Provider,
+                ..query
             }
-            SandboxVerdict::Allowed => Ok(SandboxGate::Allowed),
+        };
+        let sandbox = self.registry.filters().sandbox();
+        match sandbox.check_tool(tool.name(), query, ctx.sandbox) {
+            SandboxVerdict::Blocked(block) => Err(block),
+            SandboxVerdict::ApprovalRequired(why) => Ok(Sandboxing::Unconfined(why)),
+            SandboxVerdict::Confined => Ok(Sandboxing::Confined),
+            SandboxVerdict::Allowed => Ok(Sandboxing::Allowed),
         }
     }
 
@@ -112,42 +110,50 @@ impl Host {
         &self,
         tool: &ToolDescriptor,
         ctx: &ToolHostContext,
-    ) -> ControlFlow<ToolResult, SandboxGate> {
+    ) -> ControlFlow<ToolResult, Sandboxing> {
         if tool.spec().user_interaction {
-            return ControlFlow::Continue(SandboxGate::Allowed);
+            return ControlFlow::Continue(Sandboxing::Allowed);
         }
-        match self.sandbox_gate(tool, tool.spec().kind, ctx) {
+        match self.sandbox_gate(tool, SandboxQuery::of(tool.spec()), ctx) {
             Ok(gate) => ControlFlow::Continue(gate),
             Err(block) => ControlFlow::Break(blocked(block)),
         }
     }
 
-    /// Step 10: the runtime policy. The sandbox again on the kind the call claims (a model
-    /// claiming `tool_call` for a command does not get past it), every path the call will
-    /// write, then the runtime approval policy `never`.
+    /// Step 10: the runtime policy. The sandbox again on what the call asks: the kind it
+    /// claims (a model claiming `tool_call` for a command does not get past it) and a request
+    /// to run unconfined; every path the call will write; then the runtime approval policy
+    /// `never` (`approval_policy_blocked`, also for an escalated command).
     pub(crate) fn runtime_policy(
         &self,
         tool: &ToolDescriptor,
-        declared: SandboxGate,
+        declared: Sandboxing,
         claimed_kind: Option<ToolKind>,
+        request: SandboxRequest,
         arguments: &Value,
         ctx: &ToolHostContext,
-    ) -> ControlFlow<ToolResult, SandboxGate> {
+    ) -> ControlFlow<ToolResult, Sandboxing> {
         let spec = tool.spec();
         if spec.user_interaction {
-            return ControlFlow::Continue(SandboxGate::Allowed);
+            return ControlFlow::Continue(Sandboxing::Allowed);
         }
+        let query = SandboxQuery::of(spec).with_request(request);
         let mut gate = declared;
-        if let Some(kind) = claimed_kind.filter(|k| *k != spec.kind) {
-            match self.sandbox_gate(tool, kind, ctx) {
-                Ok(claimed) => gate = gate.and(claimed),
+        let mut kinds = vec![spec.kind];
+        kinds.extend(claimed_kind.filter(|k| *k != spec.kind));
+        for kind in kinds {
+            if kind == spec.kind && request == SandboxRequest::Confined {
+                continue; // step 5 asked exactly this
+            }
+            match self.sandbox_gate(tool, query.with_kind(kind), ctx) {
+                Ok(answer) => gate = stricter(gate, answer),
                 Err(block) => return ControlFlow::Break(blocked(block)),
             }
         }
         if let ControlFlow::Break(result) = self.check_write_paths(tool, arguments, ctx) {
             return ControlFlow::Break(result);
         }
-        if prompt_rule(ctx.approval, spec.policy) == PromptRule::Blocked {
+        if prompt_rule(ctx.approval, spec.policy, gate) == PromptRule::Blocked {
             return ControlFlow::Break(ToolResult::failure(
                 ErrorCode::ApprovalPolicyBlocked,
                 format!(
@@ -182,5 +188,47 @@ impl Host {
             }
         }
         ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kun_ports::Unconfined;
+
+    #[test]
+    fn the_stricter_answer_wins() {
+        let no_tier = Sandboxing::Unconfined(Unconfined::NoTier);
+        let escalated = Sandboxing::Unconfined(Unconfined::Escalated);
+        let table = [
+            (
+                Sandboxing::Confined,
+                Sandboxing::Confined,
+                Sandboxing::Confined,
+            ),
+            (
+                Sandboxing::Confined,
+                Sandboxing::Allowed,
+                Sandboxing::Allowed,
+            ),
+            (
+                Sandboxing::Allowed,
+                Sandboxing::Confined,
+                Sandboxing::Allowed,
+            ),
+            (
+                Sandboxing::Allowed,
+                Sandboxing::Allowed,
+                Sandboxing::Allowed,
+            ),
+            (Sandboxing::Confined, escalated, escalated),
+            (Sandboxing::Allowed, no_tier, no_tier),
+            (no_tier, Sandboxing::Confined, no_tier),
+            (no_tier, escalated, escalated),
+            (escalated, Sandboxing::Allowed, escalated),
+        ];
+        for (a, b, expected) in table {
+            assert_eq!(stricter(a, b), expected, "{a:?} + {b:?}");
+        }
     }
 }

@@ -81,7 +81,7 @@ pub(crate) struct PinnedTurn {
 /// | 7 | PreToolUse hooks (may rewrite arguments, may pre-approve) | `hook_failed`, `hook_denied` |
 /// | 8 | plan mode: no file mutation but `create_plan` | `plan_mode_write_blocked` |
 /// | 9 | read-before-edit | `read_before_edit_required` (with the next action) |
-/// | 10 | sandbox on `call.tool_kind.or(declared)`, write paths, runtime approval `never` | `sandbox_*`, `approval_policy_blocked` |
+/// | 10 | sandbox on `call.tool_kind.or(declared)` and on the call's request to run unconfined (`"sandbox": "escalated"`), write paths, runtime approval `never` | `sandbox_*`, `approval_policy_blocked` |
 /// | 10b | the tool's preflight: a call bound to fail fails before anyone is asked | the tool's code (`lsp_unavailable`, `no_checks_found`, …) |
 /// | 11 | explicit-approval classification | `approval_classification_failed` |
 /// | 12 | approval (fail closed) | `approval_denied` |
@@ -248,11 +248,14 @@ impl Host {
         let arguments = pre.arguments;
         step!(gates::plan_mode_block(tool, ctx)); // 8
         step!(self.read_before_edit(tool, &arguments, ctx)); // 9
-        let sandbox = step!(self.runtime_policy(tool, declared, claimed_kind, &arguments, ctx)); // 10
+        let command = approval::command_approval(tool, &arguments, ctx);
+        let request = approval::sandbox_request(command.as_ref());
+        let sandbox =
+            step!(self.runtime_policy(tool, declared, claimed_kind, request, &arguments, ctx)); // 10
         step!(preflight::check(tool, &arguments, ctx)); // 10b
         let explicit = step!(approval::classify_explicit(tool, &arguments, ctx)); // 11
-        let need = self.approval_need(tool, ctx, sandbox, explicit, pre.approval);
-        step!(approval::request(need, tool, &call_id, &arguments, ctx).await); // 12
+        let need = self.approval_need(tool, ctx, sandbox, explicit, pre.approval, command.as_ref());
+        step!(approval::request(need, tool, &call_id, &arguments, command, ctx).await); // 12
         gates::ensure_not_aborted(ctx, AbortStage::AwaitingApproval)?; // 13
         let operation = step!(self.begin_operation(ctx, call_id, tool_name, &arguments)); // 14
         let mut after = self.keep_for_after_run(&turn, &arguments, pre.context);

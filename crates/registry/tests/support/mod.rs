@@ -5,9 +5,10 @@ pub mod sandbox;
 
 use async_trait::async_trait;
 use kun_ports::{
-    CallApproval, EditGuard, ProviderKind, ProviderPolicy, ReadObservation, SideEffect, Tool,
-    ToolContext, ToolError, ToolFailure, ToolHostContext, ToolKind, ToolPolicy, ToolProvider,
-    ToolResult, ToolSpec,
+    CallApproval, CommandApproval, CommandKey, CommandRunner, CommandSafety, EditGuard, GrantScope,
+    ProviderKind, ProviderPolicy, ReadObservation, SandboxRequest, SideEffect, Tool, ToolContext,
+    ToolError, ToolFailure, ToolHostContext, ToolKind, ToolPolicy, ToolProvider, ToolResult,
+    ToolSpec,
 };
 use kun_registry::{CapabilityRegistry, CatalogFilters, Host, HostBuilder};
 use sandbox::SpecSandbox;
@@ -158,6 +159,12 @@ impl TestTool {
         self
     }
 
+    /// A built-in command tool: its commands run through our confinement.
+    pub fn confinable(mut self) -> Self {
+        self.spec.command_runner = CommandRunner::Confinement;
+        self
+    }
+
     pub fn failing_preflight(mut self, failure: ToolFailure) -> Self {
         self.preflight = Some(failure);
         self
@@ -220,12 +227,35 @@ impl Tool for TestTool {
         self.preflight.clone().map_or(Ok(()), Err)
     }
 
-    fn approval_scope(&self, arguments: &Value) -> Option<String> {
-        if self.scoped {
-            str_arg(arguments, "command")
-        } else {
-            None
+    /// With `scoped`: the grant covers the `command` argument as one key (`"cargo test"`),
+    /// `"sandbox": "escalated"` asks to run unconfined (with `justification`), and
+    /// `"safe": true` says the command is known safe.
+    fn approval_scope(&self, arguments: &Value, _ctx: &ToolHostContext) -> Option<CommandApproval> {
+        if !self.scoped {
+            return None;
         }
+        let command = str_arg(arguments, "command")?;
+        let escalated = str_arg(arguments, "sandbox").as_deref() == Some("escalated");
+        Some(CommandApproval {
+            grant: if escalated {
+                GrantScope::OneCall {
+                    why: "it asks to run outside the sandbox".to_owned(),
+                }
+            } else {
+                GrantScope::commands([CommandKey::parse(&command)])
+            },
+            safety: if arguments.get("safe") == Some(&Value::Bool(true)) {
+                CommandSafety::KnownSafe
+            } else {
+                CommandSafety::NotKnownSafe
+            },
+            sandbox: if escalated {
+                SandboxRequest::Escalated
+            } else {
+                SandboxRequest::Confined
+            },
+            justification: str_arg(arguments, "justification"),
+        })
     }
 
     fn edit_guard(&self, arguments: &Value) -> Option<EditGuard> {

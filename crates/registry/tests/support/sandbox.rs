@@ -2,8 +2,8 @@
 //! one; kun-registry does not depend on it). Paths are resolved lexically: no symlinks.
 
 use kun_ports::{
-    ConfinementTier, ErrorCode, PathAccess, PathError, ResolvedPath, SandboxBlock, SandboxMode,
-    SandboxPolicy, SandboxVerdict, ToolKind,
+    CommandRunner, ConfinementTier, ErrorCode, PathAccess, PathError, ResolvedPath, SandboxBlock,
+    SandboxMode, SandboxPolicy, SandboxQuery, SandboxRequest, SandboxVerdict, ToolKind, Unconfined,
 };
 use std::path::{Component, Path, PathBuf};
 
@@ -48,20 +48,28 @@ fn lexical(root: &Path, input: &str) -> PathBuf {
 }
 
 impl SandboxPolicy for SpecSandbox {
-    fn check_tool(&self, tool_name: &str, kind: ToolKind, mode: SandboxMode) -> SandboxVerdict {
+    fn check_tool(
+        &self,
+        tool_name: &str,
+        query: SandboxQuery,
+        mode: SandboxMode,
+    ) -> SandboxVerdict {
         use SandboxMode as M;
         use ToolKind as K;
-        match (mode, kind) {
+        match (mode, query.kind) {
             (_, K::ToolCall) | (M::DangerFullAccess, _) | (M::WorkspaceWrite, K::FileChange) => {
                 SandboxVerdict::Allowed
             }
-            (M::WorkspaceWrite, K::CommandExecution) => {
-                if self.tier.is_confined() {
-                    SandboxVerdict::Allowed
-                } else {
-                    SandboxVerdict::ApprovalRequired
+            (M::WorkspaceWrite, K::CommandExecution) => match (query.runner, query.request) {
+                (CommandRunner::Provider, _) => {
+                    SandboxVerdict::ApprovalRequired(Unconfined::Provider)
                 }
-            }
+                (_, SandboxRequest::Escalated) => {
+                    SandboxVerdict::ApprovalRequired(Unconfined::Escalated)
+                }
+                _ if self.tier.is_confined() => SandboxVerdict::Confined,
+                _ => SandboxVerdict::ApprovalRequired(Unconfined::NoTier),
+            },
             (M::ReadOnly, K::FileChange) => block(
                 ErrorCode::SandboxReadOnly,
                 format!("{tool_name} changes files; the sandbox is read-only"),
