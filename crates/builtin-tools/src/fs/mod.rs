@@ -16,6 +16,7 @@
 //! assert_eq!(tools.iter().map(|t| t.spec().name.as_str()).collect::<Vec<_>>(), ["read", "write", "edit"]);
 //! ```
 
+mod beneath;
 pub mod edit;
 mod im_attachment;
 pub mod mutation_queue;
@@ -78,4 +79,15 @@ where
                 "the file operation stopped unexpectedly: {err}"
             )))
         })
+}
+
+/// Where a checked path is opened from: the turn root it lies in (see [`beneath`]).
+fn beneath(
+    resolved: &kun_ports::ResolvedPath,
+    ctx: &kun_ports::ToolContext<'_>,
+) -> beneath::Beneath {
+    beneath::Beneath::locate(
+        &resolved.physical,
+        resolved.root.iter().chain(ctx.turn.workspace_roots),
+    )
 }
