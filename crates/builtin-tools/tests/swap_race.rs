@@ -14,6 +14,7 @@
 
 use kun_builtin_tools::OutputLimits;
 use kun_builtin_tools::fs::{LockSettings, MutationQueue, ReadTool, WriteTool};
+use kun_builtin_tools::search::{GlobTool, GrepTool, LsTool};
 use kun_builtin_tools::testing::TestWorkspace;
 use kun_ports::{NoProgress, Tool, ToolContext, ToolResult};
 use kun_sandbox::WorkspaceSandbox;
@@ -61,11 +62,12 @@ async fn call(
         .expect("a swapped path is an error result, never a tool failure")
 }
 
-/// The outside tree: `f` and `sub/f`, both holding [`OUTSIDE`].
+/// The outside tree: `f`, `sub/f` and `sub/leak-marker`, each holding [`OUTSIDE`].
 fn plant_outside(outside: &Path) {
     std::fs::create_dir_all(outside.join("sub")).unwrap();
     std::fs::write(outside.join("f"), OUTSIDE).unwrap();
     std::fs::write(outside.join("sub/f"), OUTSIDE).unwrap();
+    std::fs::write(outside.join("sub/leak-marker"), OUTSIDE).unwrap();
 }
 
 /// Every file under `dir`.
@@ -85,7 +87,7 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 /// Whether the outside tree changed in any way; restores it.
 fn outside_touched(outside: &Path) -> bool {
     let found = files(outside);
-    let touched = found.len() != 2
+    let touched = found.len() != 3
         || found
             .iter()
             .any(|file| std::fs::read_to_string(file).unwrap_or_default() != OUTSIDE);
@@ -199,4 +201,76 @@ async fn a_swapped_directory_never_leaks_reads_or_writes_outside() {
     );
     // Every refusal is a sandbox-coded error result.
     assert!(others.is_empty(), "{others:?}");
+}
+
+const LISTINGS: usize = 300;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_swapped_directory_never_leaks_into_listings() {
+    let ws = TestWorkspace::new();
+    ws.write("d1/f", "inside OUTSIDE-free\n");
+    ws.write("d1/sub/f", "inside\n");
+    let outside_dir = tempfile::tempdir().unwrap();
+    let outside = outside_dir.path().canonicalize().unwrap();
+    plant_outside(&outside);
+    std::os::unix::fs::symlink(&outside, ws.path(".d1-other")).unwrap();
+    let sandbox = WorkspaceSandbox::default();
+    let limits = OutputLimits::default();
+    let (ls, glob, grep) = (
+        LsTool::new(limits),
+        GlobTool::new(limits),
+        GrepTool::new(limits),
+    );
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let flips = Arc::new(AtomicUsize::new(0));
+    let swap = std::thread::spawn({
+        let (root, stop, flips) = (ws.root().to_path_buf(), stop.clone(), flips.clone());
+        move || swapper(root, stop, flips)
+    });
+    let leaks = |out: &ToolResult| {
+        let text = out.output.to_string();
+        text.contains("leak-marker") || text.contains("OUTSIDE-SECRET")
+    };
+    let (mut leaked, mut answered, mut refused) = (0, 0, 0);
+    for i in 0..LISTINGS {
+        let calls = [
+            (
+                &ls as &dyn Tool,
+                json!({"path": if i % 2 == 0 { "d1" } else { "d1/sub" }}),
+            ),
+            (&glob, json!({"pattern": "**/*", "path": "."})),
+            (&glob, json!({"pattern": "**/*", "path": "d1"})),
+            (
+                &grep,
+                json!({"pattern": "OUTSIDE-SECRET|inside", "path": "."}),
+            ),
+            (
+                &grep,
+                json!({"pattern": "OUTSIDE-SECRET|inside", "path": "d1/sub"}),
+            ),
+        ];
+        for (tool, args) in calls {
+            let out = call(tool, &ws, &sandbox, args).await;
+            if leaks(&out) {
+                leaked += 1;
+            }
+            if out.is_error {
+                refused += 1;
+            } else {
+                answered += 1;
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swap.join().unwrap();
+    eprintln!(
+        "listing swap race: {} flips; {answered} answered / {refused} refused / {leaked} leaked",
+        flips.load(Ordering::Relaxed)
+    );
+    assert_eq!(leaked, 0, "listings showed outside names or content");
+    assert!(
+        answered > 0 && refused > 0,
+        "the race was contested and the tools still work"
+    );
 }

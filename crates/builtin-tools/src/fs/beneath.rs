@@ -24,10 +24,10 @@
 //! Under danger-full-access a path outside every root is anchored at `/`: the same walk,
 //! so a swapped link is still refused rather than followed.
 
-use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 use std::ffi::OsStr;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -110,6 +110,14 @@ impl Beneath {
         Some((self.relative.parent().unwrap_or(Path::new("")), name))
     }
 
+    /// The anchor opened, for checking many paths below it.
+    pub(crate) fn anchored(&self) -> Result<Anchored, Errno> {
+        Ok(Anchored {
+            path: self.anchor.clone(),
+            fd: self.open_anchor()?,
+        })
+    }
+
     fn open_anchor(&self) -> Result<OwnedFd, Errno> {
         // The anchor is the user's root (or `/`): it is opened by its real path, following
         // nothing below it.
@@ -119,17 +127,7 @@ impl Beneath {
     /// Opens the path itself with `flags` (`O_NOFOLLOW` and `O_CLOEXEC` are added).
     pub(crate) fn open(&self, flags: OFlags) -> Result<OwnedFd, Errno> {
         let anchor = self.open_anchor()?;
-        let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        if let Some(fd) = try_openat2(&anchor, &self.relative, flags)? {
-            return Ok(fd);
-        }
-        match self.split() {
-            Some((dir, name)) => {
-                let dir = walk(anchor, dir, false)?;
-                rustix::fs::openat(&dir, name, flags, Mode::empty())
-            }
-            None => rustix::fs::openat(&anchor, ".", flags, Mode::empty()),
-        }
+        open_below(anchor.as_fd(), &self.relative, flags)
     }
 
     /// Opens the directory holding the path's final name (creating the missing directories
@@ -142,13 +140,13 @@ impl Beneath {
         if dir.as_os_str().is_empty() {
             return Ok(Some((anchor, name)));
         }
-        match try_openat2(&anchor, dir, DIR_FLAGS) {
+        match try_openat2(anchor.as_fd(), dir, DIR_FLAGS) {
             Ok(Some(fd)) => return Ok(Some((fd, name))),
             Ok(None) => {}
             Err(Errno::NOENT) if create => {}
             Err(errno) => return Err(errno),
         }
-        Ok(Some((walk(anchor, dir, create)?, name)))
+        Ok(Some((walk(anchor.as_fd(), dir, create)?, name)))
     }
 }
 
@@ -160,7 +158,11 @@ fn only_names(path: &Path) -> bool {
 
 /// `openat2` beneath `anchor`; `Ok(None)` when the kernel lacks it (or kept answering
 /// `EAGAIN`) and the walk must be used.
-fn try_openat2(anchor: &OwnedFd, relative: &Path, flags: OFlags) -> Result<Option<OwnedFd>, Errno> {
+fn try_openat2(
+    anchor: BorrowedFd<'_>,
+    relative: &Path,
+    flags: OFlags,
+) -> Result<Option<OwnedFd>, Errno> {
     if !openat2_usable() {
         return Ok(None);
     }
@@ -189,42 +191,95 @@ fn try_openat2(anchor: &OwnedFd, relative: &Path, flags: OFlags) -> Result<Optio
 
 /// Opens `relative` (plain names) below `anchor` one directory at a time, never following a
 /// link; missing directories are made when `create`.
-fn walk(anchor: OwnedFd, relative: &Path, create: bool) -> Result<OwnedFd, Errno> {
-    let mut dir = anchor;
+fn walk(anchor: BorrowedFd<'_>, relative: &Path, create: bool) -> Result<OwnedFd, Errno> {
+    let mut dir = rustix::fs::openat(anchor, ".", DIR_FLAGS, Mode::empty())?;
     for component in relative.components() {
         let Component::Normal(name) = component else {
             return Err(Errno::XDEV);
         };
-        let next = match rustix::fs::openat(&dir, name, DIR_FLAGS, Mode::empty()) {
-            Err(Errno::NOENT) if create => {
-                match rustix::fs::mkdirat(&dir, name, Mode::from_bits_truncate(0o777)) {
-                    Ok(()) | Err(Errno::EXIST) => {}
-                    Err(errno) => return Err(errno),
-                }
-                rustix::fs::openat(&dir, name, DIR_FLAGS, Mode::empty())?
-            }
-            // `O_DIRECTORY | O_NOFOLLOW` on a link answers ENOTDIR. Unless a plain file stands
-            // there (a real "not a directory"), the entry is a link or changed under us: a swap.
-            Err(Errno::NOTDIR) => {
-                let plain_file =
-                    rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-                        .is_ok_and(|stat| {
-                            !matches!(
-                                rustix::fs::FileType::from_raw_mode(stat.st_mode),
-                                rustix::fs::FileType::Symlink | rustix::fs::FileType::Directory
-                            )
-                        });
-                return Err(if plain_file {
-                    Errno::NOTDIR
-                } else {
-                    Errno::LOOP
-                });
-            }
-            other => other?,
-        };
-        dir = next;
+        dir = step(&dir, name, create)?;
     }
     Ok(dir)
+}
+
+/// One step of [`walk`]: the directory `name` inside `dir`.
+fn step(dir: &OwnedFd, name: &OsStr, create: bool) -> Result<OwnedFd, Errno> {
+    match rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty()) {
+        Err(Errno::NOENT) if create => {
+            match rustix::fs::mkdirat(dir, name, Mode::from_bits_truncate(0o777)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(errno) => return Err(errno),
+            }
+            rustix::fs::openat(dir, name, DIR_FLAGS, Mode::empty())
+        }
+        // `O_DIRECTORY | O_NOFOLLOW` on a link answers ENOTDIR. Unless a plain file stands
+        // there (a real "not a directory"), the entry is a link or changed under us: a swap.
+        Err(Errno::NOTDIR) => {
+            let plain_file =
+                rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|stat| {
+                    !matches!(
+                        FileType::from_raw_mode(stat.st_mode),
+                        FileType::Symlink | FileType::Directory
+                    )
+                });
+            Err(if plain_file {
+                Errno::NOTDIR
+            } else {
+                Errno::LOOP
+            })
+        }
+        other => other,
+    }
+}
+
+/// Opens `relative` below `anchor` with `flags` (plus `O_NOFOLLOW | O_CLOEXEC`): `openat2`
+/// beneath, else the walk to its directory and a no-follow open of the name.
+fn open_below(anchor: BorrowedFd<'_>, relative: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
+    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if let Some(fd) = try_openat2(anchor, relative, flags)? {
+        return Ok(fd);
+    }
+    match (relative.parent(), relative.file_name()) {
+        (Some(dir), Some(name)) => {
+            let dir = walk(anchor, dir, false)?;
+            rustix::fs::openat(&dir, name, flags, Mode::empty())
+        }
+        _ if only_names(relative) => rustix::fs::openat(anchor, ".", flags, Mode::empty()),
+        _ => Err(Errno::XDEV),
+    }
+}
+
+/// An opened anchor, for checking the many entries of a directory walk (`ls`, `glob`,
+/// `grep`), which reads directories by path: an entry counts only when the same path,
+/// opened beneath the anchor through no link, is the same inode the walk saw.
+#[derive(Debug)]
+pub(crate) struct Anchored {
+    path: PathBuf,
+    fd: OwnedFd,
+}
+
+impl Anchored {
+    /// Opens the absolute `path` (under the anchor) with `flags`, beneath the anchor and
+    /// through no link.
+    pub(crate) fn open(&self, path: &Path, flags: OFlags) -> Result<OwnedFd, Errno> {
+        let relative = path.strip_prefix(&self.path).map_err(|_| Errno::XDEV)?;
+        if !only_names(relative) {
+            return Err(Errno::XDEV);
+        }
+        open_below(self.fd.as_fd(), relative, flags)
+    }
+
+    /// Whether `path` is, opened beneath the anchor through no link, the entry with inode
+    /// `ino` (what the walk's `readdir` reported), and not a link itself.
+    pub(crate) fn confirms(&self, path: &Path, ino: Option<u64>) -> bool {
+        let Ok(fd) = self.open(path, OFlags::PATH) else {
+            return false;
+        };
+        rustix::fs::fstat(&fd).is_ok_and(|stat| {
+            FileType::from_raw_mode(stat.st_mode) != FileType::Symlink
+                && ino.is_none_or(|ino| stat.st_ino == ino)
+        })
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! assert_eq!(tools.iter().map(|t| t.spec().name.as_str()).collect::<Vec<_>>(), ["read", "write", "edit"]);
 //! ```
 
-mod beneath;
+pub(crate) mod beneath;
 pub mod edit;
 mod im_attachment;
 pub mod mutation_queue;
@@ -82,7 +82,7 @@ where
 }
 
 /// Where a checked path is opened from: the turn root it lies in (see [`beneath`]).
-fn beneath(
+pub(crate) fn beneath(
     resolved: &kun_ports::ResolvedPath,
     ctx: &kun_ports::ToolContext<'_>,
 ) -> beneath::Beneath {
