@@ -67,7 +67,7 @@ fn non_blank(path: &str) -> Option<String> {
 }
 
 /// Runs blocking file work off the async threads.
-async fn run_blocking<T, F>(work: F) -> Result<T, Failure>
+pub(crate) async fn run_blocking<T, F>(work: F) -> Result<T, Failure>
 where
     T: Send + 'static,
     F: FnOnce() -> Result<T, Failure> + Send + 'static,
@@ -90,4 +90,10 @@ pub(crate) fn beneath(
         &resolved.physical,
         resolved.root.iter().chain(ctx.turn.workspace_roots),
     )
+}
+
+/// Reads a whole regular file beneath its root, through no link (for the tools outside
+/// this module: `lsp`).
+pub(crate) fn read_beneath(at: &beneath::Beneath) -> Result<Vec<u8>, no_follow::FileError> {
+    no_follow::read_file(at)
 }
