@@ -74,7 +74,9 @@ fuzz_target!(|input: (u8, bool, &str)| {
         );
         if write {
             assert!(
-                !resolved.physical.starts_with(fixture.real_root.join(".git")),
+                !resolved
+                    .physical
+                    .starts_with(fixture.real_root.join(".git")),
                 "{path:?} may be written inside .git: {}",
                 resolved.physical.display()
             );

@@ -354,4 +354,24 @@ mod tests {
         let at = Beneath::locate(&root, [&root]);
         assert!(at.open_parent(true).unwrap().is_none());
     }
+
+    #[test]
+    fn walk_entries_are_confirmed_by_inode_through_no_link() {
+        use std::os::unix::fs::MetadataExt as _;
+        let (_dir, root, _outside) = setup();
+        let anchored = Beneath::locate(&root, [&root]).anchored().unwrap();
+        let file = root.join("a/b/f");
+        let ino = std::fs::metadata(&file).unwrap().ino();
+        check_both(|| {
+            assert!(anchored.confirms(&file, Some(ino)));
+            assert!(!anchored.confirms(&file, Some(ino + 1)), "another inode");
+            assert!(!anchored.confirms(&root.join("inner/b/f"), None), "through a link");
+            assert!(!anchored.confirms(&root.join("link"), None), "a link itself");
+            assert!(!anchored.confirms(Path::new("/etc/hostname"), None), "outside");
+            assert_eq!(
+                anchored.open(&root.join("link/f"), OFlags::RDONLY).unwrap_err(),
+                Errno::LOOP
+            );
+        });
+    }
 }
