@@ -4,9 +4,11 @@
 //!
 //! Every tool resolves its path through [`ToolContext::resolve_path`](kun_ports::ToolContext::resolve_path)
 //! (reads as well as writes are checked in every sandbox mode but danger-full-access), then
-//! opens the checked physical path without following a final symlink. `write` and `edit`
-//! hold the file's mutation lock around their read-modify-write; share one
-//! [`MutationQueue`] between them.
+//! opens the checked physical path from the handle of the root it lies in, through no
+//! symbolic link (`beneath`: `openat2` `RESOLVE_BENEATH`, or an `O_NOFOLLOW` walk), so a
+//! directory swapped for a link after the check is refused, never followed. `write` and
+//! `edit` hold the file's mutation lock (keyed by the checked physical path) around their
+//! read-modify-write; share one [`MutationQueue`] between them.
 //!
 //! ```
 //! use kun_builtin_tools::OutputLimits;
