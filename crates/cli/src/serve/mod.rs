@@ -3,6 +3,7 @@
 //! * transport: stdio by default; `--http ADDR` for streamable HTTP ([`http`]);
 //! * sessions: one MCP session is one thread, each `tools/call` one turn ([`session`]);
 //! * approvals: MCP elicitation, or `approval_fallback` for clients without it ([`elicit`]);
+//! * skills: in the `instructions` and as MCP prompts ([`prompts`]);
 //! * reloading: configuration files are polled every second, `SIGHUP` forces a reload, and
 //!   `notifications/tools/list_changed` follows every catalog fingerprint change ([`live`]);
 //! * logs: stderr only (`RUST_LOG`); stdout belongs to the protocol.
@@ -11,6 +12,8 @@ pub mod convert;
 pub mod elicit;
 pub mod http;
 pub mod live;
+pub mod options;
+pub mod prompts;
 pub mod session;
 
 use crate::Outcome;

@@ -224,4 +224,12 @@ pub struct ConfigFile {
     pub shell: Option<ShellTable>,
     /// `[serve]`.
     pub serve: Option<ServeTable>,
+    /// `[skills]`.
+    pub skills: Option<super::agents::SkillsTable>,
+    /// `[delegation]`.
+    pub delegation: Option<super::agents::DelegationTable>,
+    /// `[memory]`.
+    pub memory: Option<super::MemoryTable>,
+    /// `[web]` (and `[web.search]`).
+    pub web: Option<super::WebTable>,
 }

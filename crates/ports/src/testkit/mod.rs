@@ -11,22 +11,30 @@
 
 mod approval;
 mod artifacts;
+mod child_runner;
 #[cfg(unix)]
 mod confinement;
 mod external;
 mod hooks;
 mod host;
+mod http_server;
 mod ledger;
+mod memory;
 mod read_tracker;
 mod sandbox;
+mod web;
 
 pub use approval::*;
 pub use artifacts::*;
+pub use child_runner::*;
 #[cfg(unix)]
 pub use confinement::*;
 pub use external::*;
 pub use hooks::*;
 pub use host::*;
+pub use http_server::*;
 pub use ledger::*;
+pub use memory::*;
 pub use read_tracker::*;
 pub use sandbox::*;
+pub use web::*;
