@@ -365,11 +365,22 @@ mod tests {
         check_both(|| {
             assert!(anchored.confirms(&file, Some(ino)));
             assert!(!anchored.confirms(&file, Some(ino + 1)), "another inode");
-            assert!(!anchored.confirms(&root.join("inner/b/f"), None), "through a link");
-            assert!(!anchored.confirms(&root.join("link"), None), "a link itself");
-            assert!(!anchored.confirms(Path::new("/etc/hostname"), None), "outside");
+            assert!(
+                !anchored.confirms(&root.join("inner/b/f"), None),
+                "through a link"
+            );
+            assert!(
+                !anchored.confirms(&root.join("link"), None),
+                "a link itself"
+            );
+            assert!(
+                !anchored.confirms(Path::new("/etc/hostname"), None),
+                "outside"
+            );
             assert_eq!(
-                anchored.open(&root.join("link/f"), OFlags::RDONLY).unwrap_err(),
+                anchored
+                    .open(&root.join("link/f"), OFlags::RDONLY)
+                    .unwrap_err(),
                 Errno::LOOP
             );
         });
