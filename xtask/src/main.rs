@@ -7,12 +7,15 @@
 //!   external crates, never on a sibling).
 //! * `cargo xtask bench [NAME…] [-- ARGS…]`: the benchmark programs (examples named
 //!   `bench_*` in their crates).
+//! * `cargo xtask fuzz [TARGET] [--seconds N]`: the cargo-fuzz targets of `fuzz/` (outside
+//!   the workspace and outside `ci`).
 //!
 //! Only `std` and `serde_json`, so it compiles in seconds.
 
 mod arch;
 mod bench;
 mod ci;
+mod fuzz;
 mod step;
 mod workspace;
 
@@ -26,6 +29,8 @@ tasks:
   arch                   check that concern crates depend only on kun-ports among workspace crates
   bench [NAME...] [-- ARGS...]
                          run benchmark programs (all available ones when no NAME is given)
+  fuzz [TARGET] [--seconds N]
+                         run the cargo-fuzz targets of fuzz/ (all when no TARGET), N seconds each (default 60)
   help                   this text";
 
 fn main() -> ExitCode {
@@ -34,6 +39,7 @@ fn main() -> ExitCode {
         Some("ci") if args.len() == 1 => ci::run(),
         Some("arch") if args.len() == 1 => arch::run(),
         Some("bench") => bench::run(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

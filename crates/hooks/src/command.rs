@@ -92,8 +92,18 @@ fn read_exit(phase: HookPhase, label: &str, run: &Finished) -> Result<HookReply,
 }
 
 fn read_stdout(phase: HookPhase, label: &str, run: &Finished) -> HookReply {
+    reply_from_stdout(phase, label, &run.stdout.text(), run.stdout.truncated)
+}
+
+/// A hook's stdout read as the protocol says (see [`crate::protocol`]); `truncated` when
+/// the capture limit cut it.
+pub(crate) fn reply_from_stdout(
+    phase: HookPhase,
+    label: &str,
+    text: &str,
+    truncated: bool,
+) -> HookReply {
     let name = phase.as_str();
-    let text = run.stdout.text();
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return HookReply::default();
@@ -110,7 +120,7 @@ fn read_stdout(phase: HookPhase, label: &str, run: &Finished) -> HookReply {
             }
         }
         Err(_) => {
-            let cut = if run.stdout.truncated {
+            let cut = if truncated {
                 " (it was also longer than the capture limit)"
             } else {
                 ""

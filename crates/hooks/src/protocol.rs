@@ -223,6 +223,50 @@ impl HookReply {
     }
 }
 
+/// A command hook's stdout as the engine reads it (exit 0; see the module tables), in
+/// plain terms: for diagnostics, tests and the fuzz targets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StdoutAnswer {
+    /// `none`, `allow`, `ask`, or `block: <reason>`.
+    pub verdict: String,
+    /// New tool arguments (`updatedInput`).
+    pub updated_input: Option<Value>,
+    /// PostToolUse: the new output.
+    pub output: Option<Value>,
+    /// PostToolUse: the new error flag.
+    pub is_error: Option<bool>,
+    /// Context for the model.
+    pub context: Option<String>,
+    /// Warnings about the answer.
+    pub warnings: Vec<String>,
+}
+
+/// Reads a command hook's stdout for `phase` (the hook named `label` in warnings).
+///
+/// ```
+/// use kun_hooks::protocol::read_stdout;
+/// use kun_ports::HookPhase;
+/// let answer = read_stdout(HookPhase::PreToolUse, "guard", r#"{"decision": "block", "reason": "no"}"#);
+/// assert_eq!(answer.verdict, "block: no");
+/// ```
+#[must_use]
+pub fn read_stdout(phase: HookPhase, label: &str, stdout: &str) -> StdoutAnswer {
+    let reply = crate::command::reply_from_stdout(phase, label, stdout, false);
+    StdoutAnswer {
+        verdict: match reply.verdict {
+            Verdict::NoOpinion => "none".to_owned(),
+            Verdict::Allow => "allow".to_owned(),
+            Verdict::Ask => "ask".to_owned(),
+            Verdict::Block { reason } => format!("block: {reason}"),
+        },
+        updated_input: reply.updated_input,
+        output: reply.output,
+        is_error: reply.is_error,
+        context: reply.context,
+        warnings: reply.warnings,
+    }
+}
+
 /// Attaches a block reason to a PostToolUse result: an object output gains `hook_reason`;
 /// any other output is wrapped as `{"output": <old>, "hook_reason": reason}`.
 pub(crate) fn attach_block_reason(output: &mut Value, reason: String) {

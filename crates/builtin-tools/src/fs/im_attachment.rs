@@ -77,7 +77,7 @@ impl SendImAttachmentTool {
         }
         let resolved = ctx.resolve_path(&args.path, PathAccess::Read)?;
         // Checks it is a regular file now, without following a swapped-in link.
-        let file = no_follow::open_file(&resolved.physical)
+        let file = no_follow::open_file(&super::beneath(&resolved, &ctx))
             .map_err(|err| err.named(&resolved.relative))?;
         let byte_size = file.metadata()?.len();
         drop(file);

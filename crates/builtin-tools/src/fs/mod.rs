@@ -4,9 +4,11 @@
 //!
 //! Every tool resolves its path through [`ToolContext::resolve_path`](kun_ports::ToolContext::resolve_path)
 //! (reads as well as writes are checked in every sandbox mode but danger-full-access), then
-//! opens the checked physical path without following a final symlink. `write` and `edit`
-//! hold the file's mutation lock around their read-modify-write; share one
-//! [`MutationQueue`] between them.
+//! opens the checked physical path from the handle of the root it lies in, through no
+//! symbolic link (`beneath`: `openat2` `RESOLVE_BENEATH`, or an `O_NOFOLLOW` walk), so a
+//! directory swapped for a link after the check is refused, never followed. `write` and
+//! `edit` hold the file's mutation lock (keyed by the checked physical path) around their
+//! read-modify-write; share one [`MutationQueue`] between them.
 //!
 //! ```
 //! use kun_builtin_tools::OutputLimits;
@@ -16,6 +18,7 @@
 //! assert_eq!(tools.iter().map(|t| t.spec().name.as_str()).collect::<Vec<_>>(), ["read", "write", "edit"]);
 //! ```
 
+pub(crate) mod beneath;
 pub mod edit;
 mod im_attachment;
 pub mod mutation_queue;
@@ -66,7 +69,7 @@ fn non_blank(path: &str) -> Option<String> {
 }
 
 /// Runs blocking file work off the async threads.
-async fn run_blocking<T, F>(work: F) -> Result<T, Failure>
+pub(crate) async fn run_blocking<T, F>(work: F) -> Result<T, Failure>
 where
     T: Send + 'static,
     F: FnOnce() -> Result<T, Failure> + Send + 'static,
@@ -78,4 +81,21 @@ where
                 "the file operation stopped unexpectedly: {err}"
             )))
         })
+}
+
+/// Where a checked path is opened from: the turn root it lies in (see [`beneath`]).
+pub(crate) fn beneath(
+    resolved: &kun_ports::ResolvedPath,
+    ctx: &kun_ports::ToolContext<'_>,
+) -> beneath::Beneath {
+    beneath::Beneath::locate(
+        &resolved.physical,
+        resolved.root.iter().chain(ctx.turn.workspace_roots),
+    )
+}
+
+/// Reads a whole regular file beneath its root, through no link (for the tools outside
+/// this module: `lsp`).
+pub(crate) fn read_beneath(at: &beneath::Beneath) -> Result<Vec<u8>, no_follow::FileError> {
+    no_follow::read_file(at)
 }

@@ -1,25 +1,30 @@
-//! File I/O that never follows a final symbolic link.
+//! File I/O beneath the workspace root's handle, never through a symbolic link.
 //!
-//! Paths reach these functions after the sandbox resolved them: the physical path has no
-//! symlinks left. If the final component *is* a symlink now, it was swapped in after the
-//! check, and following it could read or write outside the workspace. So reads open with
-//! `O_NOFOLLOW`, and writes go through a handle on the parent directory:
+//! Paths reach these functions after the sandbox resolved and checked them: the physical
+//! path has no symlinks left. Every open goes through [`Beneath`]: from the root's directory
+//! handle, refusing any link on the way (one swapped in after the check). Reads open the
+//! file itself that way; writes go through a handle on the parent directory:
 //!
-//! 1. the parent is created if missing, then opened (`O_DIRECTORY | O_NOFOLLOW`);
+//! 1. the parent is opened beneath the root (missing directories made one `mkdirat` at a
+//!    time, each beneath the previous handle);
 //! 2. the target is inspected with `fstatat(AT_SYMLINK_NOFOLLOW)`: a symlink, a directory or
 //!    anything but a regular file is refused;
 //! 3. the content goes to a new temporary file in that directory (`O_CREAT | O_EXCL |
 //!    O_NOFOLLOW`), which takes the old file's permission bits;
-//! 4. `renameat` moves it over the target. A rename replaces a directory entry and never
-//!    follows it, so a link swapped in at the last moment is replaced, not written through.
+//! 4. `renameat` moves it over the target within the same directory handle. A rename
+//!    replaces a directory entry and never follows it, so a link swapped in at the last
+//!    moment is replaced, not written through; and a directory swapped away after step 1
+//!    does not matter: the handle still names the checked directory.
 //!
 //! When no temporary file can be created (a directory the user may not write to), the target
 //! itself is opened with `O_NOFOLLOW | O_TRUNC` and written in place: not atomic, still never
 //! through a link.
 
+use super::beneath::Beneath;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::fs::File;
+use std::fs::Metadata;
 use std::io::{self, Write as _};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -28,9 +33,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Why a file could not be opened, read or written.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FileError {
-    /// The final component is a symbolic link (swapped in after the sandbox check).
+    /// A component of the path is a symbolic link or leads out of the root (swapped in
+    /// after the sandbox check).
     #[error(
-        "{} became a symbolic link after the path was checked; refusing to follow it. Check the path and try again",
+        "{} (or a directory above it) became a symbolic link after the path was checked; refusing to follow it. Check the path and try again",
         .0.display()
     )]
     Symlink(PathBuf),
@@ -67,13 +73,24 @@ impl FileError {
 }
 
 impl FileError {
+    /// An open's error: a link met on the way (`ELOOP`) or a `..` escape (`EXDEV`) is
+    /// [`FileError::Symlink`].
+    fn open(path: &Path, errno: Errno) -> Self {
+        match errno {
+            Errno::LOOP | Errno::XDEV => Self::Symlink(path.to_path_buf()),
+            other => Self::io(path, other),
+        }
+    }
+}
+
+impl FileError {
     /// The failure the model reads, naming the file as `shown` (the workspace-relative path
     /// the model knows) instead of the physical path.
     pub(crate) fn named(self, shown: &str) -> crate::Failure {
         let message = match &self {
             Self::Symlink(_) => format!(
-                "{shown} became a symbolic link after the path was checked; refusing to follow it. \
-                 Check the path and try again"
+                "{shown} (or a directory above it) became a symbolic link after the path was \
+                 checked; refusing to follow it. Check the path and try again"
             ),
             Self::Directory(_) => {
                 format!(
@@ -114,45 +131,47 @@ pub(crate) enum WriteKind {
     Replaced,
 }
 
-/// Opens a regular file for reading without following a final symlink.
-pub(crate) fn open_file(path: &Path) -> Result<File, FileError> {
+/// A finished write: whether it created the file, and the file's metadata as written.
+#[derive(Debug)]
+pub(crate) struct Written {
+    /// Created or replaced.
+    pub(crate) kind: WriteKind,
+    /// The new file's metadata (taken from its handle, not by path).
+    pub(crate) metadata: Metadata,
+}
+
+/// Opens a regular file for reading, beneath its root, through no symlink.
+pub(crate) fn open_file(at: &Beneath) -> Result<File, FileError> {
+    let path = at.physical();
     // O_NONBLOCK keeps a FIFO from blocking the open; it is refused just below.
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-    let fd = rustix::fs::open(path, flags, Mode::empty()).map_err(|errno| match errno {
-        Errno::LOOP => FileError::Symlink(path.to_path_buf()),
-        other => FileError::io(path, other),
-    })?;
-    let stat = rustix::fs::fstat(&fd).map_err(|errno| FileError::io(path, errno))?;
-    check_type(path, FileType::from_raw_mode(stat.st_mode))?;
+    let fd = at
+        .open(OFlags::RDONLY | OFlags::NONBLOCK)
+        .map_err(|errno| FileError::open(&path, errno))?;
+    let stat = rustix::fs::fstat(&fd).map_err(|errno| FileError::io(&path, errno))?;
+    check_type(&path, FileType::from_raw_mode(stat.st_mode))?;
     Ok(File::from(fd))
 }
 
-/// Reads a whole regular file without following a final symlink.
-pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, FileError> {
-    let mut file = open_file(path)?;
+/// Reads a whole regular file, beneath its root, through no symlink.
+pub(crate) fn read_file(at: &Beneath) -> Result<Vec<u8>, FileError> {
+    let mut file = open_file(at)?;
     let size = file.metadata().map_or(0, |meta| meta.len());
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
-    io::Read::read_to_end(&mut file, &mut bytes).map_err(|err| FileError::io(path, err))?;
+    io::Read::read_to_end(&mut file, &mut bytes)
+        .map_err(|err| FileError::io(&at.physical(), err))?;
     Ok(bytes)
 }
 
-/// Writes `bytes` as the whole content of `path` (creating parent directories), atomically
-/// where possible, never through a final symlink. See the module docs.
-pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<WriteKind, FileError> {
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(FileError::Directory(path.to_path_buf()));
+/// Writes `bytes` as the whole content of the file (creating parent directories), atomically
+/// where possible, beneath its root and through no symlink. See the module docs.
+pub(crate) fn write_file(at: &Beneath, bytes: &[u8]) -> Result<Written, FileError> {
+    let path = at.physical();
+    let path = path.as_path();
+    let (dir, name) = match at.open_parent(true) {
+        Ok(Some(found)) => found,
+        Ok(None) => return Err(FileError::Directory(path.to_path_buf())),
+        Err(errno) => return Err(FileError::open(path, errno)),
     };
-    std::fs::create_dir_all(parent).map_err(|err| FileError::io(parent, err))?;
-    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let dir = rustix::fs::open(parent, dir_flags, Mode::empty()).map_err(|errno| {
-        let is_link =
-            std::fs::symlink_metadata(parent).is_ok_and(|meta| meta.file_type().is_symlink());
-        if is_link {
-            FileError::Symlink(parent.to_path_buf())
-        } else {
-            FileError::io(parent, errno)
-        }
-    })?;
     let existing = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(stat) => {
             check_type(path, FileType::from_raw_mode(stat.st_mode))?;
@@ -176,47 +195,47 @@ pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<WriteKind, FileErr
         Mode::from_bits_truncate(0o666),
     ) {
         Ok(fd) => {
-            let written = fill(fd, bytes, existing).and_then(|()| {
-                rustix::fs::renameat(&dir, &temp_name, &dir, name).map_err(io::Error::from)
+            let written = fill(fd, bytes, existing).and_then(|metadata| {
+                rustix::fs::renameat(&dir, &temp_name, &dir, name)
+                    .map(|()| metadata)
+                    .map_err(io::Error::from)
             });
-            if let Err(err) = written {
-                let _ = rustix::fs::unlinkat(&dir, &temp_name, AtFlags::empty());
-                return Err(
-                    match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-                        Ok(stat)
-                            if FileType::from_raw_mode(stat.st_mode) == FileType::Directory =>
-                        {
-                            FileError::Directory(path.to_path_buf())
-                        }
-                        _ => FileError::io(path, err),
-                    },
-                );
+            match written {
+                Ok(metadata) => Ok(Written { kind, metadata }),
+                Err(err) => {
+                    let _ = rustix::fs::unlinkat(&dir, &temp_name, AtFlags::empty());
+                    Err(
+                        match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                            Ok(stat)
+                                if FileType::from_raw_mode(stat.st_mode) == FileType::Directory =>
+                            {
+                                FileError::Directory(path.to_path_buf())
+                            }
+                            _ => FileError::io(path, err),
+                        },
+                    )
+                }
             }
-            Ok(kind)
         }
         Err(Errno::ACCESS | Errno::PERM | Errno::ROFS) if existing.is_some() => {
             let flags = OFlags::WRONLY | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            let fd =
-                rustix::fs::openat(&dir, name, flags, Mode::empty()).map_err(
-                    |errno| match errno {
-                        Errno::LOOP => FileError::Symlink(path.to_path_buf()),
-                        other => FileError::io(path, other),
-                    },
-                )?;
-            fill(fd, bytes, None).map_err(|err| FileError::io(path, err))?;
-            Ok(kind)
+            let fd = rustix::fs::openat(&dir, name, flags, Mode::empty())
+                .map_err(|errno| FileError::open(path, errno))?;
+            let metadata = fill(fd, bytes, None).map_err(|err| FileError::io(path, err))?;
+            Ok(Written { kind, metadata })
         }
         Err(errno) => Err(FileError::io(path, errno)),
     }
 }
 
-fn fill(fd: OwnedFd, bytes: &[u8], mode: Option<Mode>) -> io::Result<()> {
+fn fill(fd: OwnedFd, bytes: &[u8], mode: Option<Mode>) -> io::Result<Metadata> {
     if let Some(mode) = mode {
         rustix::fs::fchmod(&fd, mode)?;
     }
     let mut file = File::from(fd);
     file.write_all(bytes)?;
-    file.flush()
+    file.flush()?;
+    file.metadata()
 }
 
 fn check_type(path: &Path, kind: FileType) -> Result<(), FileError> {
@@ -242,14 +261,25 @@ fn temp_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
 mod tests {
     use super::*;
 
+    fn at(root: &Path, path: &Path) -> Beneath {
+        Beneath::locate(path, [&root.canonicalize().unwrap()])
+    }
+
     #[test]
     fn writes_create_then_replace_keeping_permissions() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub/dir/file.txt");
-        assert_eq!(write_file(&path, b"one").unwrap(), WriteKind::Created);
+        let path = dir.path().canonicalize().unwrap().join("sub/dir/file.txt");
+        let target = at(dir.path(), &path);
+        assert_eq!(
+            write_file(&target, b"one").unwrap().kind,
+            WriteKind::Created
+        );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
-        assert_eq!(write_file(&path, b"two").unwrap(), WriteKind::Replaced);
+        assert_eq!(
+            write_file(&target, b"two").unwrap().kind,
+            WriteKind::Replaced
+        );
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
@@ -262,26 +292,30 @@ mod tests {
     #[test]
     fn symlinks_and_directories_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let outside = dir.path().join("outside.txt");
+        let root = dir.path().canonicalize().unwrap();
+        let outside = root.join("outside.txt");
         std::fs::write(&outside, "secret").unwrap();
-        let link = dir.path().join("link.txt");
+        let link = root.join("link.txt");
         std::os::unix::fs::symlink(&outside, &link).unwrap();
         assert!(matches!(
-            write_file(&link, b"x"),
+            write_file(&at(&root, &link), b"x"),
             Err(FileError::Symlink(_))
         ));
-        assert!(matches!(read_file(&link), Err(FileError::Symlink(_))));
+        assert!(matches!(
+            read_file(&at(&root, &link)),
+            Err(FileError::Symlink(_))
+        ));
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "secret");
         assert!(matches!(
-            write_file(dir.path(), b"x"),
+            write_file(&at(&root, &root), b"x"),
             Err(FileError::Directory(_))
         ));
         assert!(matches!(
-            read_file(dir.path()),
+            read_file(&at(&root, &root)),
             Err(FileError::Directory(_))
         ));
         assert!(matches!(
-            read_file(&dir.path().join("missing")),
+            read_file(&at(&root, &root.join("missing"))),
             Err(FileError::NotFound(_))
         ));
     }

@@ -17,6 +17,7 @@
 //!
 //! A new file gets no diff: every line would be an addition, and the model wrote them.
 
+use super::beneath::Beneath;
 use super::mutation_queue::MutationQueue;
 use super::no_follow::{self, WriteKind};
 use super::{non_blank, run_blocking};
@@ -124,17 +125,27 @@ fn count_lines(text: &str) -> usize {
 }
 
 /// Writes the file (the lock is held by the caller) and describes the change.
-fn write_file(resolved: &ResolvedPath, content: &str) -> Result<WriteOutput, Failure> {
+fn write_file(
+    resolved: &ResolvedPath,
+    at: &Beneath,
+    content: &str,
+) -> Result<WriteOutput, Failure> {
     // The old content, for the diff; an unreadable, absent or large file has none.
-    let old = std::fs::symlink_metadata(&resolved.physical)
+    let old = no_follow::open_file(at)
         .ok()
-        .filter(|meta| meta.len() <= MAX_DIFFED_FILE_BYTES)
-        .and_then(|_| no_follow::read_file(&resolved.physical).ok());
-    let kind = no_follow::write_file(&resolved.physical, content.as_bytes())
+        .filter(|file| {
+            file.metadata()
+                .is_ok_and(|meta| meta.len() <= MAX_DIFFED_FILE_BYTES)
+        })
+        .and_then(|mut file| {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+            Some(bytes)
+        });
+    let written = no_follow::write_file(at, content.as_bytes())
         .map_err(|err| err.named(&resolved.relative))?;
-    let revision = std::fs::symlink_metadata(&resolved.physical)
-        .map(|meta| FileRevision::of(&meta).to_string())
-        .unwrap_or_default();
+    let kind = written.kind;
+    let revision = FileRevision::of(&written.metadata).to_string();
     let mut output = WriteOutput {
         path: resolved.relative.clone(),
         change: WriteChange::Created,
@@ -232,9 +243,11 @@ impl TypedTool for WriteTool {
             return Err(Failure::invalid("path is empty: name the file to write"));
         }
         let resolved = ctx.resolve_path(&args.path, PathAccess::Write)?;
-        let guard = self.queue.lock(&resolved.lexical).await?;
+        let at = super::beneath(&resolved, &ctx);
+        // The lock key is the checked physical path: the file the handle walk opens.
+        let guard = self.queue.lock(&resolved.physical).await?;
         run_blocking(move || {
-            let written = write_file(&resolved, &args.content);
+            let written = write_file(&resolved, &at, &args.content);
             drop(guard);
             written
         })

@@ -334,9 +334,19 @@ impl LspTool {
     async fn ask(&self, args: LspArgs, ctx: ToolContext<'_>) -> Result<LspOutput, Failure> {
         let resolved = ctx.resolve_path(&args.path, PathAccess::Read)?;
         let server = self.usable_server(Path::new(&resolved.relative))?;
-        let text = tokio::fs::read_to_string(&resolved.lexical)
-            .await
-            .map_err(|err| Failure::new(format!("cannot read {}: {err}", resolved.relative)))?;
+        // Read from the root's handle through no link (a swapped directory is refused).
+        let at = crate::fs::beneath(&resolved, &ctx);
+        let relative = resolved.relative.clone();
+        let bytes = crate::fs::run_blocking(move || {
+            crate::fs::read_beneath(&at).map_err(|err| err.named(&relative))
+        })
+        .await?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Failure::new(format!(
+                "cannot read {}: it is not UTF-8 text",
+                resolved.relative
+            ))
+        })?;
         let root = ctx.turn.primary_root().to_path_buf();
         let client = self.client(&root, server).await?;
         client

@@ -13,6 +13,7 @@ mod languages;
 pub use languages::{Definition, Lang, definitions};
 
 use crate::Failure;
+use crate::fs::beneath::{Anchored, Beneath};
 use async_trait::async_trait;
 use kun_ports::{PathAccess, SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -20,6 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Default size of the map, in bytes.
 const DEFAULT_BUDGET_BYTES: usize = 16 * 1024;
@@ -145,7 +147,7 @@ async fn map(args: RepoMapArgs, ctx: ToolContext<'_>) -> Result<RepoMapOutput, F
         .max_bytes
         .unwrap_or(DEFAULT_BUDGET_BYTES)
         .clamp(256, MAX_BUDGET_BYTES);
-    let root = resolved.lexical.clone();
+    let root = resolved.physical.clone();
     let map = tokio::task::spawn_blocking(move || build_map(&root, budget))
         .await
         .map_err(|err| Failure::new(format!("repo_map stopped unexpectedly: {err}")))?;
@@ -180,14 +182,24 @@ struct FileEntry {
     identifiers: FxHashSet<String>,
 }
 
-/// Builds the map of `root` within `budget` bytes.
+/// Builds the map of `root` within `budget` bytes. Every file is read from the root's
+/// directory handle through no symbolic link, and a walk entry counts only when it is still
+/// the inode the walk listed (a directory swapped for a link mid-walk is skipped).
 #[must_use]
 pub fn build_map(root: &Path, budget: usize) -> RepoMap {
-    let (files, hit_file_cap) = source_files(root);
-    let entries: Vec<FileEntry> = files
-        .iter()
-        .filter_map(|path| parse_file(root, path))
-        .collect();
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let anchored = Beneath::locate(&root, [&root])
+        .anchored()
+        .ok()
+        .map(Arc::new);
+    let (files, hit_file_cap) = source_files(&root, anchored.as_ref());
+    let entries: Vec<FileEntry> = match &anchored {
+        Some(anchored) => files
+            .iter()
+            .filter_map(|path| parse_file(&root, anchored, path))
+            .collect(),
+        None => Vec::new(),
+    };
     let files_scanned = entries.len();
     let ranked = rank(&entries);
     let mut text = String::new();
@@ -215,9 +227,15 @@ pub fn build_map(root: &Path, budget: usize) -> RepoMap {
     }
 }
 
-fn source_files(root: &Path) -> (Vec<PathBuf>, bool) {
+fn source_files(root: &Path, anchored: Option<&Arc<Anchored>>) -> (Vec<PathBuf>, bool) {
     let mut files = Vec::new();
-    let walker = ignore::WalkBuilder::new(root).require_git(false).build();
+    let Some(anchored) = anchored.map(Arc::clone) else {
+        return (files, false);
+    };
+    let walker = ignore::WalkBuilder::new(root)
+        .require_git(false)
+        .filter_entry(move |entry| anchored.confirms(entry.path(), entry.ino()))
+        .build();
     for entry in walker.flatten() {
         let path = entry.path();
         let is_file = entry.file_type().is_some_and(|t| t.is_file());
@@ -233,9 +251,20 @@ fn source_files(root: &Path) -> (Vec<PathBuf>, bool) {
     (files, false)
 }
 
-fn parse_file(root: &Path, path: &Path) -> Option<FileEntry> {
+fn parse_file(root: &Path, anchored: &Anchored, path: &Path) -> Option<FileEntry> {
     let lang = Lang::of(path)?;
-    let source = std::fs::read_to_string(path).ok()?;
+    let fd = anchored
+        .open(
+            path,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK,
+        )
+        .ok()?;
+    let mut file = std::fs::File::from(fd);
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut source = String::new();
+    std::io::Read::read_to_string(&mut file, &mut source).ok()?;
     let definitions = definitions(lang, &source)?;
     let relative = path
         .strip_prefix(root)

@@ -128,6 +128,7 @@ impl GrepTool {
         let walker = parallel_walker(&root, args.glob.as_deref())?;
         let job = GrepJob {
             root: root.walk_root.clone(),
+            anchored: std::sync::Arc::clone(&root.anchored),
             matcher,
             context: context as usize,
             window: offset.saturating_add(budget.limit),

@@ -12,13 +12,15 @@
 use super::cursor::QueryId;
 use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageReport, fill};
 use super::walk::SearchRoot;
+use crate::fs::beneath::Anchored;
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use kun_ports::{PathAccess, SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
+use rustix::fs::{AtFlags, OFlags};
+use rustix::io::Errno;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::fs::FileType;
 use std::io;
 use std::path::Path;
 
@@ -98,7 +100,8 @@ impl LsTool {
         let offset = id.offset(args.cursor.as_deref())?;
         let budget = PageBudget::new(args.limit, self.limits);
         let dir = root.walk_root.clone();
-        let raw = tokio::task::spawn_blocking(move || read_entries(&dir))
+        let anchored = std::sync::Arc::clone(&root.anchored);
+        let raw = tokio::task::spawn_blocking(move || read_entries(&anchored, &dir))
             .await
             .map_err(|err| Failure::new(format!("the listing stopped unexpectedly: {err}")))?
             .map_err(|err| Failure::new(format!("cannot list {}: {err}", root.display)))?;
@@ -186,15 +189,12 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
-    fn of(file_type: FileType) -> Self {
-        if file_type.is_symlink() {
-            Self::Symlink
-        } else if file_type.is_dir() {
-            Self::Dir
-        } else if file_type.is_file() {
-            Self::File
-        } else {
-            Self::Other
+    fn of_raw(file_type: rustix::fs::FileType) -> Self {
+        match file_type {
+            rustix::fs::FileType::Symlink => Self::Symlink,
+            rustix::fs::FileType::Directory => Self::Dir,
+            rustix::fs::FileType::RegularFile => Self::File,
+            _ => Self::Other,
         }
     }
 }
@@ -251,18 +251,36 @@ pub struct LsOutput {
 }
 
 /// Every entry of `dir`, sorted by name bytes; sizes of regular files from the entry's own
-/// metadata (no link is followed here).
-fn read_entries(dir: &Path) -> io::Result<Vec<RawEntry>> {
+/// metadata (no link is followed here). The directory is opened from the root's handle
+/// through no link, so a directory swapped for a link is refused, never listed.
+fn read_entries(anchored: &Anchored, dir: &Path) -> io::Result<Vec<RawEntry>> {
+    let fd = anchored
+        .open(dir, OFlags::RDONLY | OFlags::DIRECTORY)
+        .map_err(|errno| match errno {
+            Errno::LOOP | Errno::XDEV => io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the directory (or one above it) became a symbolic link after the path was \
+                 checked; refusing to follow it",
+            ),
+            other => io::Error::from(other),
+        })?;
     let mut entries = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
+    for entry in rustix::fs::Dir::read_from(&fd)? {
         let Ok(entry) = entry else { continue };
-        let kind = entry.file_type().map_or(EntryKind::Other, EntryKind::of);
-        let size = match kind {
-            EntryKind::File => entry.metadata().ok().map(|meta| meta.len()),
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let stat = rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW).ok();
+        let kind = stat.map_or(EntryKind::Other, |stat| {
+            EntryKind::of_raw(rustix::fs::FileType::from_raw_mode(stat.st_mode))
+        });
+        let size = match (kind, stat) {
+            (EntryKind::File, Some(stat)) => u64::try_from(stat.st_size).ok(),
             _ => None,
         };
         entries.push(RawEntry {
-            name: entry.file_name().into_encoded_bytes(),
+            name: name.to_vec(),
             kind,
             size,
         });
@@ -308,11 +326,23 @@ fn link_target(path: &Path, raw_name: &[u8], ctx: &ToolContext<'_>) -> (LinkTarg
     let Ok(resolved) = ctx.resolve_path(input, PathAccess::Read) else {
         return (LinkTarget::OutsideWorkspace, None);
     };
-    match std::fs::metadata(&resolved.physical) {
-        Ok(meta) if meta.is_dir() => (LinkTarget::Dir, None),
-        Ok(meta) if meta.is_file() => (LinkTarget::File, Some(meta.len())),
-        Ok(_) => (LinkTarget::Other, None),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => (LinkTarget::Missing, None),
+    // The checked target, looked at from the root's handle through no link.
+    let stat = crate::fs::beneath(&resolved, ctx)
+        .open(OFlags::PATH)
+        .and_then(|fd| rustix::fs::fstat(&fd));
+    match stat {
+        Ok(stat) => match rustix::fs::FileType::from_raw_mode(stat.st_mode) {
+            rustix::fs::FileType::Directory => (LinkTarget::Dir, None),
+            rustix::fs::FileType::RegularFile => {
+                (LinkTarget::File, u64::try_from(stat.st_size).ok())
+            }
+            // The resolver follows every link that leads somewhere: one left at the end of
+            // the checked path dangles.
+            rustix::fs::FileType::Symlink => (LinkTarget::Missing, None),
+            _ => (LinkTarget::Other, None),
+        },
+        Err(Errno::NOENT) => (LinkTarget::Missing, None),
+        Err(Errno::LOOP | Errno::XDEV) => (LinkTarget::OutsideWorkspace, None),
         Err(_) => (LinkTarget::Other, None),
     }
 }

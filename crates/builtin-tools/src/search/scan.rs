@@ -40,6 +40,8 @@ use std::sync::{Mutex, PoisonError};
 pub(crate) struct GrepJob {
     /// The walk root (physical); keys are relative to it.
     pub(crate) root: PathBuf,
+    /// The root's handle each file is opened from (never through a link).
+    pub(crate) anchored: std::sync::Arc<crate::fs::beneath::Anchored>,
     /// The compiled pattern.
     pub(crate) matcher: RegexMatcher,
     /// Context lines before and after each match.
@@ -189,6 +191,17 @@ fn searcher(context: usize, line_numbers: LineNumbers) -> Searcher {
         .build()
 }
 
+/// The entry's file, opened beneath the root, when it is the regular file the walk saw.
+fn open_checked(job: &GrepJob, entry: &DirEntry) -> Option<std::fs::File> {
+    let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK;
+    let fd = job.anchored.open(entry.path(), flags).ok()?;
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    let same = rustix::fs::FileType::from_raw_mode(stat.st_mode)
+        == rustix::fs::FileType::RegularFile
+        && entry.ino().is_none_or(|ino| ino == stat.st_ino);
+    same.then(|| std::fs::File::from(fd))
+}
+
 /// One walker thread: its own matcher clone (its own regex cache) and searchers.
 struct GrepVisitor<'s> {
     job: &'s GrepJob,
@@ -225,6 +238,12 @@ impl GrepVisitor<'_> {
             .cutoff
             .as_deref()
             .is_none_or(|cutoff| cmp_path_keys(key, cutoff) == Ordering::Less);
+        // Opened from the root's handle through no link, and only when it is still the file
+        // the walk listed: a directory swapped for a link is never read through.
+        let Some(file) = open_checked(self.job, entry) else {
+            self.unreadable += 1;
+            return;
+        };
         let mut sink = FileSink::new(&self.matcher, if keep { self.job.window } else { 0 });
         let searcher = if keep {
             &mut self.collecting
@@ -232,7 +251,7 @@ impl GrepVisitor<'_> {
             &mut self.counting
         };
         if searcher
-            .search_path(&self.matcher, entry.path(), &mut sink)
+            .search_file(&self.matcher, &file, &mut sink)
             .is_err()
         {
             self.unreadable += 1;

@@ -10,6 +10,7 @@
 //! | `.ignore`, `.rgignore` | honoured |
 //! | ignore files in parent directories of the search root | honoured |
 //! | symbolic links | not followed, not searched |
+//! | an entry whose path, opened from the root's handle through no link, is not the inode the walk read | skipped, not descended (a directory swapped for a link mid-walk) |
 //! | binary files (a NUL byte) | skipped (see [`super::scan`]) |
 //! | the search root itself | never filtered: `path: ".github"` searches that hidden directory |
 //!
@@ -26,11 +27,13 @@
 //! the file `a-c`).
 
 use crate::Failure;
+use crate::fs::beneath::Anchored;
 use ignore::overrides::OverrideBuilder;
 use ignore::{DirEntry, WalkBuilder, WalkParallel};
 use kun_ports::{PathAccess, ToolContext};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// ripgrep never uses more than this many threads by default; neither do we.
 const MAX_THREADS: usize = 12;
@@ -46,6 +49,10 @@ pub(crate) struct SearchRoot {
     /// The physical directory globs are anchored at: the workspace root as seen from
     /// `walk_root` (the walk root itself when the search lies outside every workspace root).
     pub(crate) glob_root: PathBuf,
+    /// The workspace root's handle every entry is checked against (see
+    /// [`crate::fs::beneath`]): the walk reads directories by path, so a directory swapped
+    /// for a link mid-walk is caught here.
+    pub(crate) anchored: Arc<Anchored>,
 }
 
 impl SearchRoot {
@@ -68,10 +75,18 @@ impl SearchRoot {
             &resolved.relative,
             resolved.root.is_some(),
         );
+        let anchored = crate::fs::beneath(&resolved, ctx)
+            .anchored()
+            .map_err(|errno| {
+                Failure::new(format!(
+                    "cannot open the workspace root to search {input}: {errno}"
+                ))
+            })?;
         Ok(Self {
             walk_root: resolved.physical,
             display: resolved.relative,
             glob_root,
+            anchored: Arc::new(anchored),
         })
     }
 
@@ -132,6 +147,8 @@ pub(crate) fn parallel_walker(
         .current_dir(&root.glob_root)
         .threads(threads());
     builder.add_custom_ignore_filename(".rgignore");
+    let anchored = Arc::clone(&root.anchored);
+    builder.filter_entry(move |entry| anchored.confirms(entry.path(), entry.ino()));
     if let Some(glob) = glob {
         builder.overrides(overrides(&root.glob_root, glob)?);
     }
@@ -191,6 +208,17 @@ pub(crate) fn cmp_path_keys(a: &[u8], b: &[u8]) -> Ordering {
 mod tests {
     use super::*;
 
+    use crate::fs::beneath::Beneath;
+
+    #[allow(clippy::unwrap_used, reason = "tests fail loudly")]
+    fn anchored(dir: &Path) -> Arc<Anchored> {
+        Arc::new(
+            Beneath::locate(dir, [&dir.to_path_buf()])
+                .anchored()
+                .unwrap(),
+        )
+    }
+
     #[test]
     fn keys_sort_by_component() {
         let mut keys: Vec<&[u8]> = vec![b"a-c", b"a/b", b"B", b"a", b"a/a/z", "é".as_bytes(), b"z"];
@@ -205,6 +233,7 @@ mod tests {
             walk_root: PathBuf::from("/w"),
             display: display.to_owned(),
             glob_root: PathBuf::from("/w"),
+            anchored: anchored(Path::new("/")),
         };
         assert_eq!(root(".").display_path(b"src/a.rs"), "src/a.rs");
         assert_eq!(root("src").display_path(b"a.rs"), "src/a.rs");
@@ -233,6 +262,7 @@ mod tests {
         let root = SearchRoot {
             walk_root: dir.clone(),
             display: ".".to_owned(),
+            anchored: anchored(&dir),
             glob_root: dir,
         };
         assert!(parallel_walker(&root, Some("[unclosed")).is_err());

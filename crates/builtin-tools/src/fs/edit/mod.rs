@@ -17,6 +17,7 @@ pub use diff::{EditDiff, unified_diff};
 pub use engine::{Applied, Edit, EditError, LineEnding, MatchKind, Replacement, apply_edits};
 pub use fuzzy::normalize_for_fuzzy_match;
 
+use super::beneath::Beneath;
 use super::mutation_queue::MutationQueue;
 use super::{no_follow, non_blank, run_blocking};
 use crate::Failure;
@@ -111,11 +112,11 @@ impl EditTool {
 /// Reads, edits and writes one file (the lock is held by the caller).
 fn edit_file(
     resolved: &ResolvedPath,
+    at: &Beneath,
     pairs: &[(String, String)],
     shape: EditShape,
 ) -> Result<EditOutput, Failure> {
-    let bytes =
-        no_follow::read_file(&resolved.physical).map_err(|err| err.named(&resolved.relative))?;
+    let bytes = no_follow::read_file(at).map_err(|err| err.named(&resolved.relative))?;
     let content = String::from_utf8(bytes).map_err(|_| {
         Failure::new(format!(
             "{} is not UTF-8 text; edit changes text files only (use write to replace it whole)",
@@ -137,11 +138,9 @@ fn edit_file(
         &applied.replacements,
         &resolved.relative,
     );
-    no_follow::write_file(&resolved.physical, applied.content.as_bytes())
+    let written = no_follow::write_file(at, applied.content.as_bytes())
         .map_err(|err| err.named(&resolved.relative))?;
-    let revision = std::fs::symlink_metadata(&resolved.physical)
-        .map(|meta| FileRevision::of(&meta).to_string())
-        .unwrap_or_default();
+    let revision = FileRevision::of(&written.metadata).to_string();
     let mut fuzzy: Vec<usize> = applied
         .replacements
         .iter()
@@ -227,9 +226,11 @@ impl TypedTool for EditTool {
             return Err(Failure::invalid("path is empty: name the file to edit"));
         }
         let resolved = ctx.resolve_path(&args.path, PathAccess::Write)?;
-        let guard = self.queue.lock(&resolved.lexical).await?;
+        let at = super::beneath(&resolved, &ctx);
+        // The lock key is the checked physical path: the file the handle walk opens.
+        let guard = self.queue.lock(&resolved.physical).await?;
         run_blocking(move || {
-            let outcome = edit_file(&resolved, &pairs, shape);
+            let outcome = edit_file(&resolved, &at, &pairs, shape);
             drop(guard);
             outcome
         })

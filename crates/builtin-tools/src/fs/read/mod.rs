@@ -20,6 +20,7 @@ mod sniff;
 
 pub use render::{ImageOutput, ReadBody, ReadOutput, TextPage, TruncatedBy};
 
+use super::beneath::Beneath;
 use super::{no_follow, run_blocking};
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
@@ -106,19 +107,20 @@ impl ReadTool {
         let resolved = ctx.resolve_path(&args.path, PathAccess::Read)?;
         let limits = self.limits;
         let max_image_bytes = self.max_image_bytes;
-        run_blocking(move || read_file(&resolved, &args, limits, max_image_bytes)).await
+        let at = super::beneath(&resolved, &ctx);
+        run_blocking(move || read_file(&resolved, &at, &args, limits, max_image_bytes)).await
     }
 }
 
 fn read_file(
     resolved: &ResolvedPath,
+    at: &Beneath,
     args: &ReadArgs,
     limits: OutputLimits,
     max_image_bytes: u64,
 ) -> Result<ReadOutput, Failure> {
     let path = resolved.relative.clone();
-    let mut file =
-        no_follow::open_file(&resolved.physical).map_err(|err| err.named(&resolved.relative))?;
+    let mut file = no_follow::open_file(at).map_err(|err| err.named(&resolved.relative))?;
     let meta = file.metadata()?;
     let revision = FileRevision::of(&meta).to_string();
     if let Some(expected) = args.expected_revision.as_deref()
