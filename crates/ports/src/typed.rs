@@ -68,7 +68,7 @@
 
 use crate::{
     ContentBlock, EditGuard, ErrorCode, PathError, ReadObservation, Tool, ToolContext, ToolError,
-    ToolHostContext, ToolResult, ToolSpec, output_schema_for, schema_for,
+    ToolHostContext, ToolKind, ToolResult, ToolSpec, output_schema_for, schema_for,
 };
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -234,6 +234,11 @@ pub trait TypedTool: Send + Sync + 'static {
         None
     }
 
+    /// See [`Tool::call_kind`].
+    fn call_kind(&self, _args: &Self::Args) -> Option<ToolKind> {
+        None
+    }
+
     /// See [`Tool::edit_guard`].
     fn edit_guard(&self, _args: &Self::Args) -> Option<EditGuard> {
         None
@@ -289,6 +294,10 @@ impl<T: TypedTool> Tool for T {
 
     fn approval_scope(&self, arguments: &Value) -> Option<String> {
         typed_args(self, arguments).and_then(|args| TypedTool::approval_scope(self, &args))
+    }
+
+    fn call_kind(&self, arguments: &Value) -> Option<ToolKind> {
+        typed_args(self, arguments).and_then(|args| TypedTool::call_kind(self, &args))
     }
 
     fn edit_guard(&self, arguments: &Value) -> Option<EditGuard> {

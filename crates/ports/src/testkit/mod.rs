@@ -11,18 +11,26 @@
 
 mod approval;
 mod artifacts;
+mod computer;
 mod external;
 mod hooks;
 mod host;
 mod ledger;
+mod media;
 mod read_tracker;
 mod sandbox;
+mod thread_state;
+mod user_input;
 
 pub use approval::*;
 pub use artifacts::*;
+pub use computer::*;
 pub use external::*;
 pub use hooks::*;
 pub use host::*;
 pub use ledger::*;
+pub use media::*;
 pub use read_tracker::*;
 pub use sandbox::*;
+pub use thread_state::*;
+pub use user_input::*;

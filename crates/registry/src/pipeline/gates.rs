@@ -136,7 +136,21 @@ impl Host {
             return ControlFlow::Continue(SandboxGate::Allowed);
         }
         let mut gate = declared;
-        if let Some(kind) = claimed_kind.filter(|k| *k != spec.kind) {
+        let mut kind_in_effect = spec.kind;
+        // A read-only action of a command tool (`computer_use` `screenshot`): step 5 passed
+        // the declared kind, so the narrower kind can only lift a forced approval.
+        if let Some(kind) = tool
+            .tool
+            .call_kind(arguments)
+            .filter(|kind| *kind == ToolKind::ToolCall && spec.kind != ToolKind::ToolCall)
+        {
+            match self.sandbox_gate(tool, kind, ctx) {
+                Ok(narrowed) => gate = narrowed,
+                Err(block) => return ControlFlow::Break(blocked(block)),
+            }
+            kind_in_effect = kind;
+        }
+        if let Some(kind) = claimed_kind.filter(|k| *k != kind_in_effect) {
             match self.sandbox_gate(tool, kind, ctx) {
                 Ok(claimed) => gate = gate.and(claimed),
                 Err(block) => return ControlFlow::Break(blocked(block)),
