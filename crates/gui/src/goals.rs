@@ -33,7 +33,11 @@ fn render(output: &GoalOutput) -> String {
                 .token_budget
                 .map(|b| format!(" (token budget {b})"))
                 .unwrap_or_default();
-            format!("Goal [{}]{budget}: {}", goal.status.as_str(), goal.objective)
+            format!(
+                "Goal [{}]{budget}: {}",
+                goal.status.as_str(),
+                goal.objective
+            )
         }
     }
 }
@@ -89,10 +93,7 @@ impl TypedTool for GetGoal {
         _args: GetGoalArgs,
         ctx: ToolContext<'_>,
     ) -> Result<GoalOutput, ToolFailure> {
-        let record = self
-            .store
-            .load(ctx.turn.thread_id)
-            .map_err(state_failure)?;
+        let record = self.store.load(ctx.turn.thread_id).map_err(state_failure)?;
         Ok(GoalOutput { goal: record.goal })
     }
 }

@@ -159,7 +159,9 @@ impl TypedTool for CreatePlan {
         }
         let target = PlanTarget::resolve(
             ctx.turn.primary_root(),
-            ctx.turn.plan.map_or(self.plan_dir.as_path(), |p| &p.plan_dir),
+            ctx.turn
+                .plan
+                .map_or(self.plan_dir.as_path(), |p| &p.plan_dir),
             title,
             args.path.as_deref(),
         )?;

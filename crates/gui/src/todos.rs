@@ -88,10 +88,7 @@ impl TypedTool for TodoList {
         _args: TodoListArgs,
         ctx: ToolContext<'_>,
     ) -> Result<TodoOutput, ToolFailure> {
-        let record = self
-            .store
-            .load(ctx.turn.thread_id)
-            .map_err(state_failure)?;
+        let record = self.store.load(ctx.turn.thread_id).map_err(state_failure)?;
         Ok(TodoOutput {
             todos: record.todos,
         })

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use kun_gui::{ComputerUseMode, ComputerUseProvider, X11Desktop};
 use kun_ports::{
     ApprovalDecision, ApprovalPolicy, ApprovalReason, ArtifactStore, ComputerBackend,
-    ComputerError, ContentBlock, Modality, MockApprovalGate, ProviderKind, ToolProvider,
+    ComputerError, ContentBlock, MockApprovalGate, Modality, ProviderKind, ToolProvider,
 };
 use kun_registry::artifacts::InMemoryArtifactStore;
 use serde_json::json;
@@ -41,7 +41,10 @@ fn approver(times: usize) -> Arc<MockApprovalGate> {
     let mut gate = MockApprovalGate::new();
     gate.expect_request_approval()
         .times(times)
-        .withf(|r| r.reason == ApprovalReason::ExplicitTool || r.reason == ApprovalReason::UnconfinedCommand)
+        .withf(|r| {
+            r.reason == ApprovalReason::ExplicitTool
+                || r.reason == ApprovalReason::UnconfinedCommand
+        })
         .returning(|_| ApprovalDecision::Allow);
     Arc::new(gate)
 }
@@ -62,24 +65,40 @@ async fn a_screenshot_has_the_screen_size_and_goes_to_the_artifact_store() {
     };
     let desktop = X11Desktop::new(Some(xvfb.display.clone()));
     let store: Arc<dyn ArtifactStore> = Arc::new(InMemoryArtifactStore::new());
-    let host = host(vec![provider(&desktop, Some(Arc::clone(&store)), ComputerUseMode::Always, 50)]);
+    let host = host(vec![provider(
+        &desktop,
+        Some(Arc::clone(&store)),
+        ComputerUseMode::Always,
+        50,
+    )]);
     let dir = tempfile::tempdir().unwrap();
     // No approver at all: a screenshot must not need one.
-    let ctx = ctx(dir.path(), "t").approval(ApprovalPolicy::OnRequest).build();
+    let ctx = ctx(dir.path(), "t")
+        .approval(ApprovalPolicy::OnRequest)
+        .build();
     let result = call(&host, &ctx, "computer_use", json!({"action": "screenshot"})).await;
     assert!(!result.is_error, "{result:?}");
     let shot = &result.output["screenshot"];
-    assert_eq!((shot["width"].as_u64(), shot["height"].as_u64()), (Some(1024), Some(768)));
+    assert_eq!(
+        (shot["width"].as_u64(), shot["height"].as_u64()),
+        (Some(1024), Some(768))
+    );
     assert_eq!(shot["scale"], 1.0);
     let Some(ContentBlock::Image { data, mime_type }) = result.content.get(1) else {
         panic!("an image block follows the text: {:?}", result.content);
     };
     assert_eq!(mime_type, "image/png");
-    let png = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
     let size = imagesize_of(&png);
     assert_eq!(size, (1024, 768));
     let id = shot["artifact_id"].as_str().unwrap();
-    assert_eq!(store.get(id).unwrap(), png, "the artifact is the PNG the model saw");
+    assert_eq!(
+        store.get(id).unwrap(),
+        png,
+        "the artifact is the PNG the model saw"
+    );
 }
 
 fn imagesize_of(png: &[u8]) -> (u32, u32) {
@@ -98,28 +117,79 @@ async fn a_wide_screen_is_scaled_to_1280_and_clicks_map_back() {
     let desktop = X11Desktop::new(Some(xvfb.display.clone()));
     let host = host(vec![provider(&desktop, None, ComputerUseMode::Always, 50)]);
     let dir = tempfile::tempdir().unwrap();
-    let quiet = ctx(dir.path(), "t").approval(ApprovalPolicy::OnRequest).build();
-    let result = call(&host, &quiet, "computer_use", json!({"action": "screenshot"})).await;
+    let quiet = ctx(dir.path(), "t")
+        .approval(ApprovalPolicy::OnRequest)
+        .build();
+    let result = call(
+        &host,
+        &quiet,
+        "computer_use",
+        json!({"action": "screenshot"}),
+    )
+    .await;
     let shot = &result.output["screenshot"];
-    assert_eq!((shot["width"].as_u64(), shot["height"].as_u64()), (Some(1280), Some(720)));
-    assert_eq!((shot["screen_width"].as_u64(), shot["screen_height"].as_u64()), (Some(1920), Some(1080)));
-    assert!(result.model_text().contains("scaled from the 1920×1080 screen"), "{}", result.model_text());
-    let Some(ContentBlock::Image { data, .. }) = result.content.get(1) else { panic!() };
-    let png = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+    assert_eq!(
+        (shot["width"].as_u64(), shot["height"].as_u64()),
+        (Some(1280), Some(720))
+    );
+    assert_eq!(
+        (
+            shot["screen_width"].as_u64(),
+            shot["screen_height"].as_u64()
+        ),
+        (Some(1920), Some(1080))
+    );
+    assert!(
+        result
+            .model_text()
+            .contains("scaled from the 1920×1080 screen"),
+        "{}",
+        result.model_text()
+    );
+    let Some(ContentBlock::Image { data, .. }) = result.content.get(1) else {
+        panic!()
+    };
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
     assert_eq!(imagesize_of(&png), (1280, 720));
 
     // A click at screenshot (640, 360) lands at screen (960, 540).
-    let asked = ctx(dir.path(), "t").approval(ApprovalPolicy::OnRequest).approver(approver(1)).build();
-    let result = call(&host, &asked, "computer_use", json!({"action": "click", "x": 640, "y": 360})).await;
+    let asked = ctx(dir.path(), "t")
+        .approval(ApprovalPolicy::OnRequest)
+        .approver(approver(1))
+        .build();
+    let result = call(
+        &host,
+        &asked,
+        "computer_use",
+        json!({"action": "click", "x": 640, "y": 360}),
+    )
+    .await;
     assert!(!result.is_error, "{result:?}");
     assert_eq!(result.output["pointer"], json!([640, 360]));
-    assert_eq!(desktop.pointer().await.unwrap(), kun_ports::Point::new(960, 540));
+    assert_eq!(
+        desktop.pointer().await.unwrap(),
+        kun_ports::Point::new(960, 540)
+    );
 
     // Off the screenshot: refused, nothing moves.
-    let asked = ctx(dir.path(), "t").approval(ApprovalPolicy::OnRequest).approver(approver(1)).build();
-    let result = call(&host, &asked, "computer_use", json!({"action": "move", "x": 1280, "y": 10})).await;
+    let asked = ctx(dir.path(), "t")
+        .approval(ApprovalPolicy::OnRequest)
+        .approver(approver(1))
+        .build();
+    let result = call(
+        &host,
+        &asked,
+        "computer_use",
+        json!({"action": "move", "x": 1280, "y": 10}),
+    )
+    .await;
     assert_eq!(result.error_code(), Some("invalid_arguments"), "{result:?}");
-    assert_eq!(desktop.pointer().await.unwrap(), kun_ports::Point::new(960, 540));
+    assert_eq!(
+        desktop.pointer().await.unwrap(),
+        kun_ports::Point::new(960, 540)
+    );
 }
 
 #[tokio::test]
@@ -133,7 +203,10 @@ async fn typing_reaches_a_window() {
         .stderr(Stdio::null())
         .spawn()
     else {
-        assert!(std::env::var_os("CI").is_none(), "xev must be installed in CI (.ci/run installs x11-utils)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "xev must be installed in CI (.ci/run installs x11-utils)"
+        );
         eprintln!("skipping: xev is not installed (apt-get install x11-utils)");
         return;
     };
@@ -154,7 +227,10 @@ async fn typing_reaches_a_window() {
         ("move", json!({"action": "move", "x": 100, "y": 100})),
         ("type", json!({"action": "type", "text": "Hi é!"})),
     ] {
-        let asked = ctx(dir.path(), "t").approval(ApprovalPolicy::OnRequest).approver(approver(1)).build();
+        let asked = ctx(dir.path(), "t")
+            .approval(ApprovalPolicy::OnRequest)
+            .approver(approver(1))
+            .build();
         let result = call(&host, &asked, "computer_use", args).await;
         assert!(!result.is_error, "{action}: {result:?}");
     }
@@ -178,18 +254,23 @@ fn wait_for_window(lines: &std::sync::mpsc::Receiver<String>) {
 }
 
 /// Collects the characters of xev's KeyPress lines until `expected` has arrived.
-fn read_typed(lines: &std::sync::mpsc::Receiver<String>, expected: &str, within: Duration) -> String {
+fn read_typed(
+    lines: &std::sync::mpsc::Receiver<String>,
+    expected: &str,
+    within: Duration,
+) -> String {
     let deadline = Instant::now() + within;
     let mut typed = String::new();
     let mut in_press = false;
     while Instant::now() < deadline && typed != expected {
-        let Ok(line) = lines.recv_timeout(Duration::from_millis(100)) else { continue };
+        let Ok(line) = lines.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
         if line.starts_with("KeyPress") {
             in_press = true;
         } else if line.starts_with("KeyRelease") {
             in_press = false;
         } else if in_press && line.contains("XLookupString gives") {
-
             // `    XLookupString gives 1 bytes: (61) "a"`
             if let Some(start) = line.find('"') {
                 let text = &line[start + 1..line.len().saturating_sub(1)];
@@ -208,17 +289,43 @@ async fn the_budget_ends_a_turn_s_actions() {
     let desktop = X11Desktop::new(Some(xvfb.display.clone()));
     let host = host(vec![provider(&desktop, None, ComputerUseMode::Always, 2)]);
     let dir = tempfile::tempdir().unwrap();
-    let turn = ctx(dir.path(), "t").approval(ApprovalPolicy::OnRequest).build();
+    let turn = ctx(dir.path(), "t")
+        .approval(ApprovalPolicy::OnRequest)
+        .build();
     for left in [1, 0] {
-        let result = call(&host, &turn, "computer_use", json!({"action": "screenshot"})).await;
+        let result = call(
+            &host,
+            &turn,
+            "computer_use",
+            json!({"action": "screenshot"}),
+        )
+        .await;
         assert_eq!(result.output["actions_left"], left, "{:?}", result.output);
     }
-    let result = call(&host, &turn, "computer_use", json!({"action": "screenshot"})).await;
+    let result = call(
+        &host,
+        &turn,
+        "computer_use",
+        json!({"action": "screenshot"}),
+    )
+    .await;
     assert_eq!(result.error_code(), Some("action_budget_exhausted"));
-    assert!(result.model_text().contains("all 2 computer_use actions"), "{}", result.model_text());
+    assert!(
+        result.model_text().contains("all 2 computer_use actions"),
+        "{}",
+        result.model_text()
+    );
     // The next turn has a fresh budget.
-    let next = ctx(dir.path(), "t").approval(ApprovalPolicy::OnRequest).build();
-    let result = call(&host, &next, "computer_use", json!({"action": "screenshot"})).await;
+    let next = ctx(dir.path(), "t")
+        .approval(ApprovalPolicy::OnRequest)
+        .build();
+    let result = call(
+        &host,
+        &next,
+        "computer_use",
+        json!({"action": "screenshot"}),
+    )
+    .await;
     assert!(!result.is_error, "{result:?}");
 }
 
@@ -233,7 +340,13 @@ async fn actions_are_asked_and_a_denial_does_nothing() {
     let before = desktop.pointer().await.unwrap();
     // Even under the `auto` approval policy an action asks; with nobody to ask it is denied.
     let ctx = ctx(dir.path(), "t").approval(ApprovalPolicy::Auto).build();
-    let result = call(&host, &ctx, "computer_use", json!({"action": "move", "x": 5, "y": 7})).await;
+    let result = call(
+        &host,
+        &ctx,
+        "computer_use",
+        json!({"action": "move", "x": 5, "y": 7}),
+    )
+    .await;
     assert_eq!(result.error_code(), Some("approval_denied"), "{result:?}");
     assert_eq!(desktop.pointer().await.unwrap(), before);
 }
@@ -246,7 +359,9 @@ async fn listing_follows_the_mode_and_the_model_s_modalities() {
     let desktop = X11Desktop::new(Some(xvfb.display.clone()));
     let dir = tempfile::tempdir().unwrap();
     let text_only = ctx(dir.path(), "t").build();
-    let with_images = ctx(dir.path(), "t").modalities([Modality::Text, Modality::Image]).build();
+    let with_images = ctx(dir.path(), "t")
+        .modalities([Modality::Text, Modality::Image])
+        .build();
     for (mode, text, images) in [
         (ComputerUseMode::Off, false, false),
         (ComputerUseMode::Auto, false, true),
@@ -272,7 +387,14 @@ async fn no_display_is_unavailable_with_the_reason() {
     let provider = provider(&missing, None, ComputerUseMode::Always, 50);
     let policy = provider.policy();
     assert!(policy.enabled && !policy.available);
-    assert!(policy.reason.as_deref().unwrap_or_default().contains(":9999"), "{policy:?}");
+    assert!(
+        policy
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains(":9999"),
+        "{policy:?}"
+    );
     let host = host(vec![provider]);
     let ctx = ctx(dir.path(), "t").build();
     assert!(!listed(&host, &ctx).contains(&"computer_use".to_owned()));

@@ -115,13 +115,13 @@ impl Scale {
 pub fn encode_png(frame: &Frame, scale: &Scale) -> Result<Vec<u8>, String> {
     let image = image::RgbImage::from_raw(frame.size.width, frame.size.height, frame.rgb.clone())
         .ok_or_else(|| {
-            format!(
-                "the capture holds {} bytes, not {}×{}×3",
-                frame.rgb.len(),
-                frame.size.width,
-                frame.size.height
-            )
-        })?;
+        format!(
+            "the capture holds {} bytes, not {}×{}×3",
+            frame.rgb.len(),
+            frame.size.width,
+            frame.size.height
+        )
+    })?;
     let image = if scale.shot == frame.size {
         image
     } else {

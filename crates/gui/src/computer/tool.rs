@@ -66,7 +66,9 @@ impl std::str::FromStr for ComputerUseMode {
             "off" => Ok(Self::Off),
             "auto" => Ok(Self::Auto),
             "always" => Ok(Self::Always),
-            other => Err(format!("`{other}` is not a computer_use mode: off, auto or always")),
+            other => Err(format!(
+                "`{other}` is not a computer_use mode: off, auto or always"
+            )),
         }
     }
 }
@@ -250,9 +252,7 @@ impl ComputerUse {
                 scale: (scale.factor() * 10_000.0).round() / 10_000.0,
                 byte_size: png.len() as u64,
                 artifact_id: stored.as_ref().map(|s| s.id.clone()),
-                path: stored
-                    .and_then(|s| s.path)
-                    .map(|p| p.display().to_string()),
+                path: stored.and_then(|s| s.path).map(|p| p.display().to_string()),
             }),
             pointer: None,
             actions_left: left,
@@ -389,9 +389,9 @@ impl TypedTool for ComputerUse {
                     .and_then(|v| v.as_str().map(str::to_owned))
                     .unwrap_or_default()
             ),
-            (None, None) => format!(
-                "Done. {left} actions left this turn; take a screenshot to see the result."
-            ),
+            (None, None) => {
+                format!("Done. {left} actions left this turn; take a screenshot to see the result.")
+            }
         }
     }
 

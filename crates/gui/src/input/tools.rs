@@ -49,11 +49,13 @@ async fn ask(
     question: &UserQuestion,
 ) -> Result<(InputStatus, Map<String, Value>), ToolFailure> {
     let Some(channel) = ctx.turn.user_input else {
-        return Err(ToolFailure::coded(ErrorCode::UserInputUnavailable, UNAVAILABLE).with(
-            "reason",
-            "nobody can be asked in this session; decide yourself, or stop and say what you \
+        return Err(
+            ToolFailure::coded(ErrorCode::UserInputUnavailable, UNAVAILABLE).with(
+                "reason",
+                "nobody can be asked in this session; decide yourself, or stop and say what you \
              need to know",
-        ));
+            ),
+        );
     };
     match channel.ask(question).await {
         UserAnswer::Answered { values } => {
@@ -66,9 +68,11 @@ async fn ask(
         }
         UserAnswer::Declined => Ok((InputStatus::Declined, Map::new())),
         UserAnswer::Cancelled => Ok((InputStatus::Cancelled, Map::new())),
-        UserAnswer::Unavailable { reason } => {
-            Err(ToolFailure::coded(ErrorCode::UserInputUnavailable, UNAVAILABLE).with("reason", reason))
-        }
+        UserAnswer::Unavailable { reason } => Err(ToolFailure::coded(
+            ErrorCode::UserInputUnavailable,
+            UNAVAILABLE,
+        )
+        .with("reason", reason)),
     }
 }
 

@@ -194,9 +194,15 @@ impl PlanTarget {
             dir = rustix::fs::openat(&dir, part.as_str(), dir_flags, Mode::empty())
                 .map_err(|e| failed("cannot open the plan directory for", e.into()))?;
         }
-        let replaced = match rustix::fs::statat(&dir, self.name.as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+        let replaced = match rustix::fs::statat(
+            &dir,
+            self.name.as_str(),
+            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        ) {
             Ok(stat) => {
-                if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+                if rustix::fs::FileType::from_raw_mode(stat.st_mode)
+                    != rustix::fs::FileType::RegularFile
+                {
                     return Err(blocked(format!(
                         "{} exists and is not a plain file; plans replace only plain files",
                         self.relative_path()
@@ -208,7 +214,8 @@ impl PlanTarget {
         };
         let serial = TEMP_SERIAL.fetch_add(1, Ordering::Relaxed);
         let temp = format!(".{}.{}.{serial}.tmp", self.name, std::process::id());
-        let file_flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let file_flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let file = rustix::fs::openat(&dir, temp.as_str(), file_flags, Mode::from_raw_mode(0o644))
             .map_err(|e| failed("cannot create a temporary file for", e.into()))?;
         let written = write_all(&file, bytes)
@@ -229,7 +236,10 @@ fn write_all(fd: &OwnedFd, mut bytes: &[u8]) -> io::Result<()> {
     while !bytes.is_empty() {
         let n = rustix::io::write(fd.as_fd(), bytes)?;
         if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::WriteZero, "the write stopped"));
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                "the write stopped",
+            ));
         }
         bytes = &bytes[n..];
     }

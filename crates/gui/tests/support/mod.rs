@@ -4,7 +4,9 @@
 
 pub mod xvfb;
 
-use kun_ports::{ToolCall, ToolHost, ToolHostContext, ToolHostContextBuilder, ToolProvider, ToolResult};
+use kun_ports::{
+    ToolCall, ToolHost, ToolHostContext, ToolHostContextBuilder, ToolProvider, ToolResult,
+};
 use kun_registry::{CapabilityRegistry, CatalogFilters, Host};
 use kun_sandbox::WorkspaceSandbox;
 use serde_json::Value;

@@ -24,9 +24,8 @@ impl Drop for Xvfb {
 }
 
 fn installed() -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| dir.join("Xvfb").is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("Xvfb").is_file()))
 }
 
 fn taken(n: u32) -> bool {

@@ -15,19 +15,7 @@ use std::sync::Arc;
 
 /// Thread ids every store must keep apart (and never turn into paths outside its backing).
 pub const HOSTILE_THREAD_IDS: &[&str] = &[
-    "x",
-    "../x",
-    "../../x",
-    "/x",
-    "x/..",
-    ".",
-    "..",
-    "",
-    "a\0b",
-    "a\nb",
-    "x.json",
-    "X",
-    "線程",
+    "x", "../x", "../../x", "/x", "x/..", ".", "..", "", "a\0b", "a\nb", "x.json", "X", "線程",
 ];
 
 /// Runs every rule of the thread-state contract. `make` must build a new, empty store.

@@ -191,7 +191,10 @@ impl Keyboard {
         if missing.is_empty() {
             return Ok(());
         }
-        if let Some(named) = missing.iter().find(|k| **k & 0xff00_0000 == 0 && **k >= 0xff00) {
+        if let Some(named) = missing
+            .iter()
+            .find(|k| **k & 0xff00_0000 == 0 && **k >= 0xff00)
+        {
             return Err(ComputerError::Invalid(format!(
                 "this keyboard has no key for keysym {named:#x}"
             )));
@@ -268,7 +271,10 @@ mod tests {
     #[test]
     fn chords_parse_names_and_characters() {
         assert_eq!(parse_chord("ctrl+s").unwrap(), [0xffe3, 0x73]);
-        assert_eq!(parse_chord("Ctrl+Shift+T").unwrap(), [0xffe3, SHIFT_L, 0x74]);
+        assert_eq!(
+            parse_chord("Ctrl+Shift+T").unwrap(),
+            [0xffe3, SHIFT_L, 0x74]
+        );
         assert_eq!(parse_chord("Return").unwrap(), [0xff0d]);
         assert_eq!(parse_chord("alt+F4").unwrap(), [0xffe9, 0xffc1]);
         assert!(parse_chord("ctrl+NoSuchKey").is_err());

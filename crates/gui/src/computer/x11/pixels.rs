@@ -152,8 +152,16 @@ mod tests {
             )
             .unwrap();
         assert_eq!(rgb, [255, 255, 255, 0, 0, 0]);
-        assert!(layout
-            .rgb_of(&data[..4], ScreenSize { width: 1, height: 2 })
-            .is_err());
+        assert!(
+            layout
+                .rgb_of(
+                    &data[..4],
+                    ScreenSize {
+                        width: 1,
+                        height: 2
+                    }
+                )
+                .is_err()
+        );
     }
 }
