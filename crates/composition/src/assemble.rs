@@ -2,6 +2,7 @@
 
 use crate::ChildRegistryBuilder;
 use crate::config::{ConfigError, Settings};
+use crate::gui_media::{GuiMediaKept, ThreadStateChoice};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
 use kun_ports::{
@@ -39,6 +40,10 @@ pub struct AssembleOptions {
     pub ledger: LedgerChoice,
     /// An IM bridge; `send_im_attachment` is registered only with one.
     pub im_bridge: Option<Arc<dyn ImBridge>>,
+    /// Where goals and todos are kept.
+    pub thread_state: ThreadStateChoice,
+    /// Where generated media and screenshots go (default: the user data directory).
+    pub artifacts_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for AssembleOptions {
@@ -46,6 +51,8 @@ impl std::fmt::Debug for AssembleOptions {
         f.debug_struct("AssembleOptions")
             .field("ledger", &self.ledger)
             .field("im_bridge", &self.im_bridge.is_some())
+            .field("thread_state", &self.thread_state)
+            .field("artifacts_dir", &self.artifacts_dir)
             .finish()
     }
 }
@@ -92,6 +99,7 @@ struct Kept {
     read_tracker: Arc<dyn ReadTracker>,
     im_bridge: Option<Arc<dyn ImBridge>>,
     builtin: Arc<BuiltinProvider>,
+    gui_media: GuiMediaKept,
 }
 
 impl std::fmt::Debug for Assembly {
@@ -123,6 +131,7 @@ pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly
         read_tracker,
         im_bridge: options.im_bridge,
         builtin,
+        gui_media: GuiMediaKept::new(&options.thread_state, options.artifacts_dir),
     };
     wire(settings, capabilities, kept)
 }
@@ -168,7 +177,9 @@ fn wire(
     if let Some(names) = &settings.tools.plan_allow {
         filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));
     }
-    let main_providers: Vec<Arc<dyn ToolProvider>> = vec![kept.builtin.clone()];
+    let gui_media = crate::gui_media::providers(&settings, &kept.gui_media);
+    let mut main_providers: Vec<Arc<dyn ToolProvider>> = vec![kept.builtin.clone()];
+    main_providers.extend(gui_media.main);
     let registered = main_providers
         .iter()
         .flat_map(|provider| provider.tools())
@@ -179,6 +190,9 @@ fn wire(
     )?;
     let mut child = ChildRegistryBuilder::default();
     child.add(Arc::clone(&kept.builtin));
+    for media in gui_media.media {
+        child.add(media);
+    }
     let registry = Arc::new(CapabilityRegistry::with_providers(
         filters.clone(),
         main_providers,
@@ -242,6 +256,7 @@ impl Assembly {
             .sandbox(s.sandbox)
             .approval(s.approval)
             .mode(s.mode)
+            .surface(s.gui.client_surface)
             .lists(lists)
     }
 

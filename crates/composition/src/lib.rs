@@ -15,6 +15,7 @@
 mod assemble;
 mod child;
 pub mod config;
+pub mod gui_media;
 mod lists;
 mod mcp;
 
@@ -22,4 +23,5 @@ pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assem
 
 pub use child::ChildRegistryBuilder;
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
+pub use gui_media::{ThreadStateChoice, default_artifact_dir};
 pub use mcp::{McpAttachment, attach_mcp, search_settings, server_config, server_configs};

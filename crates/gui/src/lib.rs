@@ -37,4 +37,4 @@ pub mod todos;
 pub use computer::{ComputerUse, ComputerUseMode, X11Desktop};
 pub use input::TerminalUserInput;
 pub use provider::{ComputerUseProvider, GoalTodoProvider, PlanProvider, UserInputProvider};
-pub use state::{FileThreadState, MemoryThreadState, default_thread_state_dir};
+pub use state::{FileThreadState, MemoryThreadState, PinnedThreadState, default_thread_state_dir};

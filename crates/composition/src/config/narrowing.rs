@@ -6,12 +6,12 @@
 //! | rule | an untrusted workspace may | keys |
 //! |---|---|---|
 //! | [`Rule::Stricter`] | choose a stricter value (orders below) | `sandbox`, `approval`, `mode`, `approval_fallback` |
-//! | [`Rule::Lower`] | lower the number | `limits.*`, `serve.max_tool_name_length` |
-//! | [`Rule::OnlyOff`] | turn it off | `sandbox.network` |
+//! | [`Rule::Lower`] | lower the number | `limits.*`, `serve.max_tool_name_length`, `computer_use.max_actions_per_turn` |
+//! | [`Rule::OnlyOff`] | turn it off | `sandbox.network`, `computer_use.mode` |
 //! | [`Rule::Add`] | add entries | `tools.deny` |
 //! | [`Rule::Intersect`] | remove entries (its list is intersected with the one in effect) | `tools.allow`, `tools.plan_allow`, `shell.env`, `serve.allowed_origins` |
-//! | [`Rule::UserOnly`] | nothing (a trusted workspace neither) | `trust.*`, `sandbox.protected_path_exceptions` |
-//! | [`Rule::Presentation`] | anything: it changes how results look, not what runs | `mcp.*`, `serve.structured_content` |
+//! | [`Rule::UserOnly`] | nothing (a trusted workspace neither) | `trust.*`, `sandbox.protected_path_exceptions`, `plan.dir`, `media` (every `[media.<kind>]` key) |
+//! | [`Rule::Presentation`] | anything: it changes how results look, not what runs | `mcp.*`, `serve.structured_content`, `client_surface` |
 //! | [`Rule::HooksDropped`] | nothing: its hooks do not run | `hooks` |
 //! | [`Rule::ServersRefused`] | define servers that do not start unless pinned | `mcp_servers` |
 //!
@@ -39,8 +39,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod gui_media;
 #[cfg(test)]
 mod tests;
+
+pub(super) use gui_media::GuiMediaLayer;
 
 /// How much a layer may say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +126,11 @@ pub const RULES: &[(&str, Rule)] = &[
     ("serve.allowed_origins", Rule::Intersect),
     ("serve.structured_content", Rule::Presentation),
     ("serve.max_tool_name_length", Rule::Lower),
+    ("client_surface", Rule::Presentation),
+    ("plan.dir", Rule::UserOnly),
+    ("computer_use.mode", Rule::OnlyOff),
+    ("computer_use.max_actions_per_turn", Rule::Lower),
+    ("media", Rule::UserOnly),
 ];
 
 /// The rule of a dotted key: the longest entry of [`RULES`] that is the key or a table
@@ -453,6 +461,10 @@ impl Settings {
             trust,
             shell,
             serve,
+            client_surface,
+            plan,
+            computer_use,
+            media,
         } = file;
         let hooks = hooks
             .map(|table| hooks_from_toml(table, path, text))
@@ -592,6 +604,17 @@ impl Settings {
             super::DEFAULT_MAX_TOOL_NAME_LENGTH,
         );
         self.serve.max_tool_name_length = length.unwrap_or(super::DEFAULT_MAX_TOOL_NAME_LENGTH);
+
+        m.gui_media(
+            GuiMediaLayer {
+                client_surface,
+                plan,
+                computer_use,
+                media,
+            },
+            &mut self.gui,
+            &mut self.media,
+        );
 
         if let Some(layer) = hooks {
             m.hooks(&layer, &mut self.hooks);

@@ -6,6 +6,49 @@ mod file;
 
 pub use file::{FileThreadState, default_thread_state_dir};
 
+/// Keeps every thread's record under one fixed thread id: `serve` keys goals and todos by a
+/// stable id per workspace (or `--thread`), whatever the session's own thread id.
+///
+/// ```
+/// use std::sync::Arc;
+/// use kun_gui::{MemoryThreadState, PinnedThreadState};
+/// use kun_ports::{Goal, ThreadState};
+/// let inner = Arc::new(MemoryThreadState::default());
+/// let pinned = PinnedThreadState::new(inner.clone(), "workspace-1");
+/// pinned.modify("mcp-session-a", &mut |r| { r.goal = Some(Goal::new("ship")); Ok(()) }).unwrap();
+/// assert!(pinned.load("mcp-session-b").unwrap().goal.is_some());
+/// assert!(inner.load("workspace-1").unwrap().goal.is_some());
+/// ```
+pub struct PinnedThreadState {
+    inner: std::sync::Arc<dyn ThreadState>,
+    thread_id: String,
+}
+
+impl PinnedThreadState {
+    /// `inner`, always under `thread_id`.
+    #[must_use]
+    pub fn new(inner: std::sync::Arc<dyn ThreadState>, thread_id: impl Into<String>) -> Self {
+        Self {
+            inner,
+            thread_id: thread_id.into(),
+        }
+    }
+}
+
+impl ThreadState for PinnedThreadState {
+    fn load(&self, _thread_id: &str) -> Result<ThreadRecord, ThreadStateError> {
+        self.inner.load(&self.thread_id)
+    }
+
+    fn modify(
+        &self,
+        _thread_id: &str,
+        change: &mut RecordChange<'_>,
+    ) -> Result<ThreadRecord, ThreadStateError> {
+        self.inner.modify(&self.thread_id, change)
+    }
+}
+
 use kun_ports::{RecordChange, ThreadRecord, ThreadState, ThreadStateError};
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
