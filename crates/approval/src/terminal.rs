@@ -21,10 +21,15 @@ const MAX_SHOWN_ARGUMENTS: usize = 2_000;
 /// | typed | decision |
 /// |---|---|
 /// | `o`, `once`, `y`, `yes`, `allow` | `Allow` |
-/// | `s`, `session` | `AllowForSession` |
+/// | `s`, `session` | `AllowForSession`; `Allow` (this call only) when the request's grant key is not session-grantable |
 /// | `d`, `deny`, `n`, `no` (optionally followed by a reason) | `Deny` |
 /// | anything else, an empty line | `Deny` (never guess a yes) |
 /// | end of input | no answer: the gate denies |
+///
+/// The prompt says only what will happen: it offers `session` only when the request's
+/// [`GrantKey`](kun_ports::GrantKey) can be granted for the session, names what such a grant
+/// covers, and otherwise says the call can be allowed once only (a compound command has no
+/// prefix a grant could safely cover). The echo after the answer repeats what was decided.
 ///
 /// Questions are asked one at a time: concurrent requests wait their turn for the terminal.
 /// If the gate times out while a read is pending, a line typed afterwards answers the next
@@ -65,7 +70,10 @@ where
             return Err(NoAnswer::InputClosed);
         }
         let decision = if line.ends_with(b"\n") || read < MAX_ANSWER {
-            parse_answer(&String::from_utf8_lossy(&line))
+            granted_as_offered(
+                parse_answer(&String::from_utf8_lossy(&line)),
+                request.grant_key.session_grantable,
+            )
         } else {
             skip_rest_of_line(reader).await.map_err(failed)?;
             ApprovalDecision::deny(
@@ -73,9 +81,11 @@ where
             )
         };
         let echo = match &decision {
-            ApprovalDecision::Allow => "allowed once\n",
-            ApprovalDecision::AllowForSession => "allowed for this session\n",
-            ApprovalDecision::Deny { .. } => "denied\n",
+            ApprovalDecision::Allow => "allowed once\n".to_owned(),
+            ApprovalDecision::AllowForSession => {
+                format!("allowed for this session: {}\n", grant_cover(request))
+            }
+            ApprovalDecision::Deny { .. } => "denied\n".to_owned(),
         };
         writer.write_all(echo.as_bytes()).await.map_err(failed)?;
         writer.flush().await.map_err(failed)?;
@@ -141,23 +151,46 @@ fn question(request: &ApprovalRequest) -> String {
         arguments.truncate(cut);
         arguments.push_str(" …(truncated)");
     }
-    let covers = match &request.grant_key.scope {
+    let choices = if request.grant_key.session_grantable {
+        format!(
+            "  a session grant would cover: {}\n\
+             allow [o]nce, allow for [s]ession, or [d]eny (optionally: d <reason>)? ",
+            grant_cover(request)
+        )
+    } else {
+        "  this call can be allowed once only: it has no command prefix a session grant could \
+         safely cover, so you will be asked again next time\n\
+         allow [o]nce or [d]eny (optionally: d <reason>)? "
+            .to_owned()
+    };
+    format!(
+        "\napproval needed: {tool} (call {call})\n  why: {why}\n  arguments: {args}\n{choices}",
+        tool = printable(&request.tool_name),
+        call = printable(&request.call_id),
+        why = request.reason.describe(),
+        args = printable(&arguments),
+    )
+}
+
+/// What a session grant for `request` covers, for the prompt and the echo.
+fn grant_cover(request: &ApprovalRequest) -> String {
+    match &request.grant_key.scope {
         Some(scope) => format!(
             "{} `{}`",
             printable(&request.grant_key.tool_name),
             printable(scope)
         ),
         None => format!("every {} call", printable(&request.grant_key.tool_name)),
-    };
-    format!(
-        "\napproval needed: {tool} (call {call})\n  why: {why}\n  arguments: {args}\n  \
-         a session grant would cover: {covers}\n\
-         allow [o]nce, allow for [s]ession, or [d]eny (optionally: d <reason>)? ",
-        tool = printable(&request.tool_name),
-        call = printable(&request.call_id),
-        why = request.reason.describe(),
-        args = printable(&arguments),
-    )
+    }
+}
+
+/// A `session` answer to a request that cannot be granted for the session allows this call
+/// only: the gate would record no grant, so the decision says what really happens.
+fn granted_as_offered(decision: ApprovalDecision, session_grantable: bool) -> ApprovalDecision {
+    match decision {
+        ApprovalDecision::AllowForSession if !session_grantable => ApprovalDecision::Allow,
+        other => other,
+    }
 }
 
 fn printable(text: &str) -> String {
@@ -268,5 +301,47 @@ mod tests {
         assert!(text.contains("(truncated)"));
         assert!(text.len() < 2_600, "{}", text.len());
         assert!(text.contains(ApprovalReason::UnconfinedCommand.describe()));
+    }
+
+    fn request(grant_key: GrantKey) -> ApprovalRequest {
+        ApprovalRequest {
+            approval_id: "appr_1".to_owned(),
+            thread_id: "t".to_owned(),
+            turn_id: "u".to_owned(),
+            call_id: "c1".to_owned(),
+            tool_name: "bash".to_owned(),
+            arguments: json!({"command": "make && rm -rf build"}),
+            reason: ApprovalReason::UnconfinedCommand,
+            grant_key,
+        }
+    }
+
+    async fn answer(request: &ApprovalRequest, typed: &str) -> (ApprovalDecision, String) {
+        let mut screen = Vec::new();
+        let decision = TerminalApprover::new(typed.as_bytes(), &mut screen)
+            .prompt(request)
+            .await
+            .unwrap();
+        (decision, String::from_utf8(screen).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_compound_command_is_never_promised_a_session_grant() {
+        let compound = request(GrantKey::one_call_only("bash"));
+        let (decision, screen) = answer(&compound, "s\n").await;
+        assert_eq!(decision, ApprovalDecision::Allow, "{screen}");
+        assert!(!screen.contains("[s]ession"), "{screen}");
+        assert!(!screen.contains("session grant would cover"), "{screen}");
+        assert!(screen.contains("allowed once only"), "{screen}");
+        assert!(screen.ends_with("allowed once\n"), "{screen}");
+
+        let plain = request(GrantKey::scoped("bash", "cargo test"));
+        let (decision, screen) = answer(&plain, "s\n").await;
+        assert_eq!(decision, ApprovalDecision::AllowForSession);
+        assert!(screen.contains("allow for [s]ession"), "{screen}");
+        assert!(
+            screen.ends_with("allowed for this session: bash `cargo test`\n"),
+            "{screen}"
+        );
     }
 }

@@ -10,8 +10,10 @@ use crate::shell::{
     BackgroundLimits, BackgroundShellTool, BashTool, ShellConfig, Timeouts, VerifyChangesTool,
     VerifyConfig,
 };
+use kun_ports::process::EnvAllowList;
 use kun_ports::{
-    CommandConfinement, Delegable, ImBridge, ProviderKind, ProviderPolicy, Tool, ToolProvider,
+    CommandConfinement, Delegable, ImBridge, NetworkAccess, ProviderKind, ProviderPolicy, Tool,
+    ToolProvider,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,6 +59,11 @@ pub struct BuiltinOptions {
     pub confinement: Arc<dyn CommandConfinement>,
     /// Language servers for `lsp`.
     pub lsp: LspConfig,
+    /// Which variables of our environment commands and language servers see: the base list
+    /// plus the names of `[shell] env`.
+    pub env: EnvAllowList,
+    /// Whether confined commands may use the network (`[sandbox] network`).
+    pub network: NetworkAccess,
     /// The IM bridge; `send_im_attachment` exists only with one.
     pub im_bridge: Option<Arc<dyn ImBridge>>,
 }
@@ -71,6 +78,8 @@ impl BuiltinOptions {
             bash_timeout: Duration::from_secs(900),
             confinement,
             lsp: LspConfig::default(),
+            env: EnvAllowList::default(),
+            network: NetworkAccess::Disabled,
             im_bridge: None,
         }
     }
@@ -125,6 +134,8 @@ impl BuiltinProvider {
                 default: options.bash_timeout,
                 ..Timeouts::default()
             },
+            network: options.network,
+            env: options.env.clone(),
             ..ShellConfig::default()
         };
         let queue = Arc::new(MutationQueue::default());
@@ -136,7 +147,7 @@ impl BuiltinProvider {
             Arc::new(LsTool::new(limits)),
             Arc::new(RepoMapTool::new()),
             Arc::new(GitInspectTool::new(Arc::clone(&confinement))),
-            Arc::new(LspTool::new(options.lsp, Arc::clone(&confinement))),
+            Arc::new(LspTool::new(options.lsp, Arc::clone(&confinement)).with_env(options.env)),
             Arc::new(EditTool::new(Arc::clone(&queue))),
             Arc::new(WriteTool::new(queue)),
             Arc::new(BashTool::with_config(

@@ -1,5 +1,5 @@
-//! Test support: a temporary workspace with a turn context, so any tool can be exercised
-//! without a session or a host.
+//! Test support (feature `testing`): a temporary workspace with a turn context, so any tool
+//! can be exercised without a session or a host.
 //!
 //! The sandbox here is deliberately simple (canonicalise, then check containment); the real
 //! one lives in `kun-sandbox` and is wired by `kun-composition`.
@@ -27,16 +27,22 @@ impl SandboxPolicy for SimpleSandbox {
         SandboxVerdict::Allowed
     }
 
+    /// A path outside the roots is `sandbox_read_blocked` for reads and
+    /// `sandbox_write_blocked` for writes.
     fn resolve_path(
         &self,
         input: &str,
         roots: &[PathBuf],
         _mode: SandboxMode,
-        _access: PathAccess,
+        access: PathAccess,
     ) -> Result<ResolvedPath, PathError> {
+        let code = match access {
+            PathAccess::Read => ErrorCode::SandboxReadBlocked,
+            PathAccess::Write => ErrorCode::SandboxWriteBlocked,
+        };
         let escape = || PathError {
-            code: ErrorCode::SandboxWriteBlocked,
-            message: format!("{input} escapes the workspace"),
+            code,
+            message: format!("{input} is outside the workspace"),
         };
         let root = roots.first().ok_or_else(escape)?;
         let lexical = normalize(&root.join(input));

@@ -40,14 +40,20 @@ async fn success_output_has_the_diff_and_first_changed_line() {
     .await;
     assert!(!out.is_error, "{}", out.output);
     let o = &out.output;
-    assert_eq!(o["path"], ws.path("src/notes.txt").display().to_string());
-    assert_eq!(o["relative_path"], "src/notes.txt");
+    assert_eq!(o["path"], "src/notes.txt");
     assert_eq!(o["replacements"], 1);
     assert_eq!(o["first_changed_line"], 10);
-    assert_eq!(o["bytes_written"], text.len() + 1);
+    let on_disk = std::fs::metadata(ws.path("src/notes.txt")).unwrap();
+    assert_eq!(on_disk.len(), text.len() as u64 + 1);
+    assert_eq!(
+        o["revision"],
+        kun_ports::FileRevision::of(&on_disk).to_string()
+    );
+    assert_eq!(o.get("fuzzy_matched_edits"), None, "no empty list: {o}");
     let expected_diff = "--- a/src/notes.txt\n+++ b/src/notes.txt\n@@ -6,9 +6,9 @@\n line 6\n line 7\n line 8\n line 9\n\
                          -line 10\n+line ten\n line 11\n line 12\n line 13\n line 14\n";
     assert_eq!(o["diff"], expected_diff);
+    assert_eq!(out.model_text(), expected_diff.trim_end());
     assert!(
         std::fs::read_dir(locks.path()).unwrap().next().is_none(),
         "the lock is released"

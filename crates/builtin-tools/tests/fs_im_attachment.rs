@@ -54,8 +54,12 @@ async fn sends_a_workspace_file_with_its_caption() {
         .unwrap();
     assert!(!out.is_error, "{}", out.output);
     assert_eq!(out.output["message_id"], "msg-1");
-    assert_eq!(out.output["relative_path"], "out/report.pdf");
+    assert_eq!(out.output["path"], "out/report.pdf");
     assert_eq!(out.output["byte_size"], 8);
+    assert_eq!(
+        out.model_text(),
+        "sent out/report.pdf (8B) to the chat as message msg-1"
+    );
     assert_eq!(
         *bridge.sent.lock().unwrap(),
         vec![(ws.path("out/report.pdf"), Some("the report".to_owned()))]
@@ -74,7 +78,7 @@ async fn refuses_paths_outside_missing_files_and_bridge_failures() {
         .execute(json!({"path": "key"}), ws.tool_context("c1"))
         .await
         .unwrap();
-    assert_eq!(escape.output["code"], "sandbox_write_blocked");
+    assert_eq!(escape.output["code"], "sandbox_read_blocked");
     let missing = tool
         .execute(json!({"path": "gone.txt"}), ws.tool_context("c2"))
         .await

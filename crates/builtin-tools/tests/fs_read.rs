@@ -57,24 +57,32 @@ async fn pages_concatenate_back_to_the_whole_file() {
         }
         let out = read(&tool, &ws, args).await;
         assert!(!out.is_error, "{}", out.output);
-        let page = out.output;
+        let page = out.output.clone();
         assert_eq!(page["start_line"], offset);
         assert_eq!(page["total_lines"], 250);
         assert!(page["content"].as_str().unwrap().len() <= 1_000);
         pages.push_str(page["content"].as_str().unwrap());
         revision = Some(page["revision"].as_str().unwrap().to_owned());
         calls += 1;
-        if !page["has_more"].as_bool().unwrap() {
-            assert_eq!(page["next_offset"], Value::Null);
-            assert_eq!(page["notice"], Value::Null);
+        if page.get("next_offset").is_none() {
+            assert_eq!(page.get("truncated_by"), None, "no padding: {page}");
             assert_eq!(page["end_line"], 250);
+            assert!(
+                out.model_text()
+                    .starts_with(&format!("lines {offset}–250 of 250\n")),
+                "a last page of several says where it is: {}",
+                out.model_text()
+            );
             break;
         }
-        assert_eq!(page["truncated"], true);
+        assert!(page["truncated_by"].is_string());
         let next = page["next_offset"].as_u64().unwrap() as usize;
         assert_eq!(next, page["end_line"].as_u64().unwrap() as usize + 1);
-        let notice = page["notice"].as_str().unwrap();
-        assert!(notice.contains(&format!("offset={next}")), "{notice}");
+        let header = out.model_text().lines().next().unwrap().to_owned();
+        assert!(
+            header.ends_with(&format!("of 250; continue with offset {next}")),
+            "{header}"
+        );
         offset = next;
     }
     assert!(
@@ -94,26 +102,29 @@ async fn limit_and_line_limits_are_reported() {
         json!({"path": "f.txt", "offset": 2, "limit": 2}),
     )
     .await;
-    let page = out.output;
+    let page = out.output.clone();
     assert_eq!(page["content"], "b\nc\n");
     assert_eq!(
         (page["end_line"].clone(), page["next_offset"].clone()),
         (json!(3), json!(4))
     );
     assert_eq!(page["truncated_by"], "requested_limit");
-    let page = read(
+    assert_eq!(
+        out.model_text(),
+        "lines 2–3 of 5; continue with offset 4\n2│b\n3│c"
+    );
+    let out = read(
         &ReadTool::new(OutputLimits::new(3, 10_000)),
         &ws,
         json!({"path": "f.txt"}),
     )
-    .await
-    .output;
+    .await;
+    let page = &out.output;
     assert_eq!(page["content"], "a\nb\nc\n");
     assert_eq!(page["truncated_by"], "max_lines");
-    assert!(
-        page["notice"].as_str().unwrap().contains("3-line"),
-        "{}",
-        page["notice"]
+    assert_eq!(
+        out.model_text(),
+        "lines 1–3 of 5; continue with offset 4\n1│a\n2│b\n3│c"
     );
 }
 
@@ -172,6 +183,11 @@ async fn images_come_back_as_base64_with_dimensions() {
     assert!(!out.is_error, "{}", out.output);
     assert_eq!(out.output["kind"], "image");
     assert_eq!(out.output["mime_type"], "image/png");
+    assert_eq!(out.model_text(), "image/png, 640×480, 33B");
+    assert_eq!(
+        out.content[1],
+        kun_ports::ContentBlock::image(out.output["data_base64"].as_str().unwrap(), "image/png")
+    );
     assert_eq!(
         (out.output["width"].clone(), out.output["height"].clone()),
         (json!(640), json!(480))
@@ -206,14 +222,13 @@ async fn a_line_longer_than_the_budget_becomes_a_placeholder() {
     let ws = TestWorkspace::new();
     ws.write("min.js", format!("{}\nshort\n", "y".repeat(5_000)));
     let tool = ReadTool::new(OutputLimits::new(100, 1_024));
-    let out = read(&tool, &ws, json!({"path": "min.js"})).await.output;
-    assert_eq!(out["first_line_exceeds_limit"], true);
-    assert!(!out["content"].as_str().unwrap().contains("yyyy"));
-    assert!(
-        out["content"].as_str().unwrap().contains("grep"),
-        "{}",
-        out["content"]
-    );
+    let result = read(&tool, &ws, json!({"path": "min.js"})).await;
+    let out = result.output.clone();
+    assert_eq!(out["omitted_line_bytes"], 5_000);
+    assert_eq!(out["content"], "");
+    let text = result.model_text();
+    assert!(!text.contains("yyyy"));
+    assert!(text.contains("grep") && text.contains("offset 2"), "{text}");
     assert_eq!(out["next_offset"], 2);
     let seen = tool
         .observed_read(&json!({"path": "min.js"}), &out, &ws.ctx)
@@ -233,10 +248,13 @@ async fn observed_read_reports_path_content_and_partiality() {
     let args = json!({"path": "src/a.rs"});
     let full = read(&tool, &ws, args.clone()).await.output;
     let seen = tool.observed_read(&args, &full, &ws.ctx).unwrap();
-    assert_eq!(seen.path, ws.path("src/a.rs"));
-    assert!(seen.path.is_absolute());
+    // The path as the call named it: the host resolves it like an edit's path.
+    assert_eq!(seen.path, std::path::Path::new("src/a.rs"));
     assert_eq!(seen.content.as_deref(), Some("fn a() {}\nfn b() {}\n"));
     assert!(!seen.partial);
+    let on_disk = std::fs::metadata(ws.path("src/a.rs")).unwrap();
+    assert_eq!(seen.revision, Some(kun_ports::FileRevision::of(&on_disk)));
+    assert_eq!(full["path"], "src/a.rs", "no absolute path in the output");
     let args = json!({"path": "src/a.rs", "offset": 2});
     let tail = read(&tool, &ws, args.clone()).await.output;
     assert!(
@@ -265,6 +283,7 @@ async fn bad_requests_get_clear_errors() {
     );
     let missing = read(&tool, &ws, json!({"path": "nope.txt"})).await;
     assert_eq!(missing.output["reason"], "file_not_found");
+    assert_eq!(missing.output["code"], "tool_execution_failed");
     let dir = read(&tool, &ws, json!({"path": "dir"})).await;
     assert!(
         dir.error_message().unwrap().contains("directory"),
@@ -277,16 +296,17 @@ async fn bad_requests_get_clear_errors() {
     assert_eq!(unknown.output["code"], "invalid_arguments");
     let empty = {
         ws.write("empty.txt", "");
-        read(&tool, &ws, json!({"path": "empty.txt"})).await.output
+        read(&tool, &ws, json!({"path": "empty.txt"})).await
     };
     assert_eq!(
         (
-            empty["content"].clone(),
-            empty["total_lines"].clone(),
-            empty["has_more"].clone()
+            empty.output["content"].clone(),
+            empty.output["total_lines"].clone(),
+            empty.output.get("next_offset")
         ),
-        (json!(""), json!(0), json!(false))
+        (json!(""), json!(0), None)
     );
+    assert_eq!(empty.model_text(), "(empty file)");
 }
 
 #[tokio::test]
@@ -303,7 +323,7 @@ async fn reads_outside_the_workspace_are_refused() {
     ] {
         let out = read(&tool, &ws, json!({"path": path})).await;
         assert!(out.is_error, "{path}: {}", out.output);
-        assert_eq!(out.output["code"], "sandbox_write_blocked", "{path}");
+        assert_eq!(out.output["code"], "sandbox_read_blocked", "{path}");
         assert!(!out.output.to_string().contains("\"secret\""));
     }
 }

@@ -38,15 +38,18 @@ async fn creates_parents_and_writes_exactly_the_content() {
         content.as_bytes()
     );
     assert_eq!(out.output["bytes_written"], content.len());
-    assert_eq!(out.output["created"], true);
-    assert_eq!(out.output["relative_path"], "a/b/c.txt");
-    assert_eq!(
-        out.output["path"],
-        ws.path("a/b/c.txt").display().to_string()
-    );
+    assert_eq!(out.output["change"], "created");
+    assert_eq!(out.output["path"], "a/b/c.txt");
+    assert_eq!(out.model_text(), "created a/b/c.txt (2 lines, 31B)");
     let again = write(&tool, &ws, json!({"path": "a/b/c.txt", "content": ""})).await;
-    assert_eq!(again.output["created"], false);
+    assert_eq!(again.output["change"], "replaced");
     assert_eq!(std::fs::read(ws.path("a/b/c.txt")).unwrap(), b"");
+    let same = write(&tool, &ws, json!({"path": "a/b/c.txt", "content": ""})).await;
+    assert_eq!(same.output["change"], "unchanged");
+    assert_eq!(
+        same.model_text(),
+        "a/b/c.txt is unchanged (the content was already there)"
+    );
     assert!(
         std::fs::read_dir(locks.path()).unwrap().next().is_none(),
         "every lock is released"

@@ -10,7 +10,10 @@
 use kun_builtin_tools::OutputLimits;
 use kun_builtin_tools::git_inspect::{GitInspectConfig, GitInspectTool};
 use kun_builtin_tools::testing::TestWorkspace;
-use kun_ports::{CommandConfinement, MockCommandConfinement, Tool, ToolResult};
+use kun_ports::{
+    CommandConfinement, ConfinedCommand, FileSystemScope, MockCommandConfinement, NetworkAccess,
+    Tool, ToolResult,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
@@ -18,13 +21,13 @@ use std::sync::Arc;
 
 fn unconfined() -> Arc<dyn CommandConfinement> {
     let mut mock = MockCommandConfinement::new();
-    mock.expect_confine().returning(|_, scope| {
+    mock.expect_command().returning(|spec| {
         assert!(
-            scope.writable_roots.is_empty(),
+            matches!(spec.scope.files, FileSystemScope::ReadOnly(_)),
             "git_inspect writes nowhere"
         );
-        assert!(!scope.network);
-        Ok(())
+        assert_eq!(spec.scope.network, NetworkAccess::Disabled);
+        Ok(ConfinedCommand::bare(spec.unconfined_command()))
     });
     Arc::new(mock)
 }
@@ -85,7 +88,10 @@ async fn status_shows_the_branch_and_changed_files() {
     ws.write("new file.txt", "untracked\n");
     let tool = GitInspectTool::new(unconfined());
     let result = inspect(&tool, &ws, json!({"action": "status"})).await;
-    assert_eq!(result.output["command"], "git status --short --branch");
+    assert_eq!(
+        result.output["command"],
+        "git status --short --branch --ignore-submodules=all"
+    );
     let text = result.output["output"].as_str().unwrap();
     // git quotes names with spaces in the short format.
     assert_eq!(text, "## main\n M notes.txt\n?? \"new file.txt\"\n");
@@ -288,5 +294,60 @@ fn the_spec_is_an_auto_read_only_tool_call() {
     assert_eq!(
         spec.input_schema["properties"]["action"]["enum"],
         json!(["status", "diff", "log", "show", "blame"])
+    );
+}
+
+/// A workspace that is a subfolder of its repository works, limited to its own paths, and
+/// names them relative to itself.
+#[tokio::test]
+async fn a_subfolder_workspace_sees_its_own_paths_relative_to_itself() {
+    let repo = repository();
+    let ws_root = repo.root().join("pkg");
+    std::fs::create_dir_all(ws_root.join("src")).unwrap();
+    std::fs::write(ws_root.join("src/mod.rs"), "pub mod x;\n").unwrap();
+    git(repo.root(), &["add", "-A"], "2024-03-01T09:00:00Z");
+    git(
+        repo.root(),
+        &["commit", "-q", "-m", "Add pkg"],
+        "2024-03-01T09:00:00Z",
+    );
+    std::fs::write(ws_root.join("src/mod.rs"), "pub mod y;\n").unwrap();
+    let ctx = kun_ports::ToolHostContext::builder("t", "u")
+        .workspace(&ws_root)
+        .build();
+    let tool = GitInspectTool::new(unconfined());
+    let run = |args: Value| {
+        let ctx = &ctx;
+        let tool = &tool;
+        async move {
+            let tool_ctx = kun_ports::ToolContext {
+                turn: kun_ports::ToolTurn::of(ctx, &kun_ports::OpenCatalog),
+                call_id: "c",
+                sandbox: &kun_builtin_tools::testing::SimpleSandbox,
+                progress: &kun_ports::NoProgress,
+            };
+            let result = tool.execute(args.clone(), tool_ctx).await.unwrap();
+            assert!(!result.is_error, "{args}: {}", result.output);
+            result.output["output"].as_str().unwrap().to_owned()
+        }
+    };
+    let status = run(json!({"action": "status"})).await;
+    assert_eq!(status, "## main\n M src/mod.rs\n", "notes.txt lies outside");
+    let diff = run(json!({"action": "diff"})).await;
+    assert!(diff.contains("--- a/src/mod.rs"), "{diff}");
+    assert!(!diff.contains("notes.txt"), "{diff}");
+    let log = run(json!({"action": "log"})).await;
+    assert_eq!(
+        log.lines().count(),
+        1,
+        "only the commit touching pkg: {log}"
+    );
+    assert!(log.contains("Add pkg"), "{log}");
+    let file = run(json!({"action": "show", "rev": "HEAD:src/mod.rs"})).await;
+    assert_eq!(file, "pub mod x;\n");
+    let blame = run(json!({"action": "blame", "path": "src/mod.rs", "rev": "HEAD"})).await;
+    assert!(
+        blame.contains("(Ada Lovelace 2024-03-01 1) pub mod x;"),
+        "{blame}"
     );
 }

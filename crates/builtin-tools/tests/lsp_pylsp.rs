@@ -39,6 +39,10 @@ fn pylsp() -> Option<PathBuf> {
 }
 
 fn tool(pylsp: PathBuf) -> LspTool {
+    tool_with(pylsp, Arc::new(NoConfinement))
+}
+
+fn tool_with(pylsp: PathBuf, confinement: Arc<dyn kun_ports::CommandConfinement>) -> LspTool {
     let config = LspConfig {
         servers: vec![LspServerConfig {
             language_id: "python".into(),
@@ -48,7 +52,7 @@ fn tool(pylsp: PathBuf) -> LspTool {
         }],
         ..LspConfig::default()
     };
-    LspTool::new(config, Arc::new(NoConfinement))
+    LspTool::new(config, confinement)
 }
 
 fn project() -> TestWorkspace {
@@ -63,9 +67,15 @@ fn project() -> TestWorkspace {
 }
 
 async fn ask(tool: &LspTool, ws: &TestWorkspace, args: Value) -> Value {
+    ask_with_text(tool, ws, args).await.0
+}
+
+/// The output and what the model reads.
+async fn ask_with_text(tool: &LspTool, ws: &TestWorkspace, args: Value) -> (Value, String) {
     let result = tool.execute(args, ws.tool_context("call")).await.unwrap();
     assert!(!result.is_error, "{}", result.output);
-    result.output
+    let text = result.model_text();
+    (result.output, text)
 }
 
 #[tokio::test]
@@ -74,12 +84,13 @@ async fn definition_references_hover_symbols_diagnostics() {
     let ws = project();
     let tool = tool(pylsp);
 
-    let def = ask(
+    let (def, text) = ask_with_text(
         &tool,
         &ws,
         json!({"action": "definition", "path": "main.py", "line": 3, "column": 7}),
     )
     .await;
+    assert_eq!(text, "shapes.py:1:5: def area(width, height):");
     let locations = def["locations"].as_array().unwrap();
     assert_eq!(locations.len(), 1, "{def}");
     assert_eq!(locations[0]["path"], "shapes.py");
@@ -123,12 +134,13 @@ async fn definition_references_hover_symbols_diagnostics() {
     .await;
     assert!(hover["hover"].as_str().unwrap().contains("area"), "{hover}");
 
-    let symbols = ask(
+    let (symbols, text) = ask_with_text(
         &tool,
         &ws,
         json!({"action": "document_symbols", "path": "shapes.py"}),
     )
     .await;
+    assert!(text.lines().any(|l| l == "1:1 function area"), "{text}");
     let names: Vec<&str> = symbols["symbols"]
         .as_array()
         .unwrap()
@@ -155,6 +167,31 @@ async fn definition_references_hover_symbols_diagnostics() {
 }
 
 #[tokio::test]
+async fn the_server_runs_under_the_probed_confinement() {
+    let Some(pylsp) = pylsp() else { return };
+    let ws = project();
+    let caps = kun_sandbox::SandboxCapabilities::probe();
+    let tool = tool_with(pylsp, caps.confinement());
+    let symbols = ask(
+        &tool,
+        &ws,
+        json!({"action": "document_symbols", "path": "shapes.py"}),
+    )
+    .await;
+    assert!(symbols.to_string().contains("Square"), "{caps}: {symbols}");
+    let diags = ask(
+        &tool,
+        &ws,
+        json!({"action": "diagnostics", "path": "broken.py"}),
+    )
+    .await;
+    assert!(
+        !diags["diagnostics"].as_array().unwrap().is_empty(),
+        "{caps}: {diags}"
+    );
+}
+
+#[tokio::test]
 async fn bad_requests_are_error_results() {
     let Some(pylsp) = pylsp() else { return };
     let ws = project();
@@ -174,7 +211,12 @@ async fn bad_requests_are_error_results() {
         )
         .await
         .unwrap();
-    assert_eq!(unknown_lang.error_code(), Some("invalid_arguments"));
+    assert_eq!(unknown_lang.error_code(), Some("lsp_unavailable"));
+    assert!(
+        unknown_lang.model_text().contains(".py"),
+        "names what is served: {}",
+        unknown_lang.model_text()
+    );
     let escape = tool
         .execute(
             json!({"action": "document_symbols", "path": "../etc/passwd.py"}),
@@ -186,20 +228,28 @@ async fn bad_requests_are_error_results() {
 }
 
 #[tokio::test]
-async fn a_missing_server_is_a_clear_error() {
+async fn a_missing_server_is_lsp_unavailable_before_any_approval() {
     let ws = project();
     let tool = tool(PathBuf::from("/nonexistent/pylsp"));
-    let result = tool
-        .execute(
-            json!({"action": "document_symbols", "path": "shapes.py"}),
-            ws.tool_context("c"),
-        )
-        .await
-        .unwrap();
-    assert!(result.is_error);
+    let args = json!({"action": "document_symbols", "path": "shapes.py"});
+    // The host's preflight (step 10b) answers before anyone is asked to approve.
+    let refused = tool.preflight(&args, &ws.ctx).unwrap_err();
+    assert_eq!(refused.code, kun_ports::ErrorCode::LspUnavailable);
     assert!(
-        result.error_message().unwrap().contains("not usable"),
+        refused
+            .message
+            .contains("`/nonexistent/pylsp` is not installed"),
         "{}",
-        result.output
+        refused.message
+    );
+    assert_eq!(refused.details["server"], "/nonexistent/pylsp");
+    let result = tool.execute(args, ws.tool_context("c")).await.unwrap();
+    assert_eq!(result.error_code(), Some("lsp_unavailable"));
+    assert!(
+        result
+            .model_text()
+            .starts_with("the python language server"),
+        "{}",
+        result.model_text()
     );
 }

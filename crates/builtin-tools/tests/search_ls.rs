@@ -53,7 +53,19 @@ async fn lists_everything_sorted_with_directories_marked() {
     }
     assert_eq!(names(&result.output), expected);
     assert_eq!(result.output["total"], expected.len());
-    assert_eq!(result.output["has_more"], false);
+    assert_eq!(result.output.get("next_cursor"), None);
+    assert_eq!(
+        result.output.get("notice"),
+        None,
+        "nothing to say: no notice"
+    );
+    assert_eq!(
+        result.model_text(),
+        expected
+            .join("\n")
+            .replace("linkdir", "linkdir -> dir/")
+            .replace("link.txt", "link.txt -> file")
+    );
 
     let readme = &result.output["entries"][5];
     assert_eq!(
@@ -80,7 +92,8 @@ async fn lists_a_subdirectory_with_non_ascii_names() {
     std::fs::create_dir(&empty_dir).expect("mkdir");
     let empty = call(&LsTool::default(), &ws, json!({"path": "empty"})).await;
     assert_eq!(empty.output["entries"], json!([]));
-    assert_eq!(empty.output["notice"], "The directory is empty.");
+    assert_eq!(empty.output["notice"], "the directory is empty");
+    assert_eq!(empty.model_text(), "[the directory is empty]");
 }
 
 #[cfg(unix)]

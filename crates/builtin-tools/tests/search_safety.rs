@@ -188,8 +188,7 @@ async fn long_lines_are_clipped_around_the_match() {
     assert!(text.contains("NEEDLE") && text.len() < 1000, "{text}");
     assert!(text.contains("line clipped: 40006 bytes"), "{text}");
     assert_eq!(result.output["matches"][0]["column"], 20_001);
-    assert_eq!(result.output["truncated"], true);
-    assert_eq!(result.output["has_more"], false);
+    assert_eq!(result.output.get("next_cursor"), None);
     assert!(
         result.output["notice"]
             .as_str()
@@ -197,6 +196,13 @@ async fn long_lines_are_clipped_around_the_match() {
             .contains("clipped"),
         "{}",
         result.output
+    );
+    assert!(
+        result
+            .model_text()
+            .ends_with("read the file for the full line]"),
+        "{}",
+        result.model_text()
     );
 }
 

@@ -10,7 +10,7 @@
 
 use kun_builtin_tools::shell::{BackgroundLimits, BackgroundShellTool, ShellConfig};
 use kun_builtin_tools::testing::TestWorkspace;
-use kun_ports::{CommandConfinement, MockCommandConfinement, Tool, ToolResult};
+use kun_ports::{CommandConfinement, Tool, ToolResult};
 use rustix::process::{Pid, test_kill_process};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -18,9 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn unconfined() -> Arc<dyn CommandConfinement> {
-    let mut mock = MockCommandConfinement::new();
-    mock.expect_confine().returning(|_, _| Ok(()));
-    Arc::new(mock)
+    Arc::new(kun_sandbox::NoConfinement)
 }
 
 async fn call(tool: &BackgroundShellTool, ws: &TestWorkspace, args: Value) -> ToolResult {
@@ -301,4 +299,44 @@ fn approval_scopes() {
         Some("read")
     );
     assert_eq!(scope(json!({"action": "nope"})), None);
+}
+
+/// | action | approval | grant scope |
+/// |---|---|---|
+/// | list | not needed (runs nothing) | `list` |
+/// | read | not needed (runs nothing) | `read` |
+/// | start | as declared (on-request) | `start <command prefix>` |
+/// | kill | as declared (on-request) | `kill` |
+#[test]
+fn list_and_read_need_no_approval() {
+    use kun_ports::CallApproval;
+    let tool = BackgroundShellTool::new(Arc::new(kun_sandbox::NoConfinement));
+    let cases = [
+        (
+            json!({"action": "list"}),
+            CallApproval::NotNeeded,
+            Some("list"),
+        ),
+        (
+            json!({"action": "read", "id": "bg-1"}),
+            CallApproval::NotNeeded,
+            Some("read"),
+        ),
+        (
+            json!({"action": "start", "command": "npm run dev"}),
+            CallApproval::AsDeclared,
+            Some("start npm run"),
+        ),
+        (
+            json!({"action": "kill", "id": "bg-1"}),
+            CallApproval::AsDeclared,
+            Some("kill"),
+        ),
+        // Arguments that do not parse are judged as declared (the run reports them).
+        (json!({"action": "dance"}), CallApproval::AsDeclared, None),
+    ];
+    for (args, approval, scope) in cases {
+        assert_eq!(tool.call_approval(&args), approval, "{args}");
+        assert_eq!(tool.approval_scope(&args).as_deref(), scope, "{args}");
+    }
 }

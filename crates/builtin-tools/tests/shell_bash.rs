@@ -12,9 +12,10 @@ use kun_builtin_tools::OutputLimits;
 use kun_builtin_tools::output::Spill;
 use kun_builtin_tools::shell::{BashTool, ProgressForwarding, ShellConfig};
 use kun_builtin_tools::testing::{SimpleSandbox, TestWorkspace};
+use kun_ports::process::EnvAllowList;
 use kun_ports::{
-    CommandConfinement, ConfinementError, MockCommandConfinement, ProgressSink, Tool, ToolContext,
-    ToolResult,
+    CommandConfinement, ConfinedCommand, ConfinementError, FileSystemScope, MockCommandConfinement,
+    NetworkAccess, ProgressSink, Tool, ToolContext, ToolResult,
 };
 use rustix::process::{Pid, test_kill_process};
 use serde_json::{Value, json};
@@ -23,9 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn unconfined() -> Arc<dyn CommandConfinement> {
-    let mut mock = MockCommandConfinement::new();
-    mock.expect_confine().returning(|_, _| Ok(()));
-    Arc::new(mock)
+    Arc::new(kun_sandbox::NoConfinement)
 }
 
 async fn bash(tool: &BashTool, ws: &TestWorkspace, args: Value) -> ToolResult {
@@ -96,9 +95,13 @@ async fn a_successful_command_returns_its_output_and_exit_code() {
         "runs in the workspace root: {text}"
     );
     assert!(text.contains("err"), "stderr is included: {text}");
-    assert_eq!(out["truncated"], false);
+    assert!(out.get("notice").is_none(), "nothing was cut: {out}");
     assert!(out.get("full_output_path").is_none());
     assert!(out["duration_ms"].is_u64());
+    assert_eq!(
+        result.model_text(),
+        format!("hi there\n{}\nerr\nexit code 0", ws.root().display())
+    );
 }
 
 #[tokio::test]
@@ -119,6 +122,7 @@ async fn a_non_zero_exit_is_an_error_result_with_the_code() {
             .contains("failing")
     );
     assert_eq!(result.error_code(), None);
+    assert_eq!(result.model_text(), "failing\nexit code 3");
 }
 
 #[tokio::test]
@@ -215,7 +219,6 @@ async fn long_output_returns_the_tail_a_notice_and_the_spill_file() {
     let result = bash(&tool, &ws, json!({"command": "seq 1 5000"})).await;
     assert!(!result.is_error, "{}", result.output);
     let out = &result.output;
-    assert_eq!(out["truncated"], true);
     let expected_tail: Vec<String> = (4991..=5000).map(|n| n.to_string()).collect();
     assert_eq!(out["output"], expected_tail.join("\n"));
     let path = out["full_output_path"].as_str().unwrap();
@@ -228,17 +231,19 @@ async fn long_output_returns_the_tail_a_notice_and_the_spill_file() {
         "{notice}"
     );
     assert!(notice.contains(path), "{notice}");
+    assert_eq!(
+        result.model_text(),
+        format!("{notice}\n{}\nexit code 0", expected_tail.join("\n"))
+    );
 }
 
 #[tokio::test]
 async fn a_command_that_cannot_be_confined_does_not_run() {
     let ws = TestWorkspace::new();
     let mut mock = MockCommandConfinement::new();
-    mock.expect_confine().times(1).returning(|_, _| {
-        Err(ConfinementError {
-            message: "bubblewrap is broken".into(),
-        })
-    });
+    mock.expect_command()
+        .times(1)
+        .returning(|_| Err(ConfinementError::new("bubblewrap is broken")));
     let tool = BashTool::new(Arc::new(mock));
     let result = bash(&tool, &ws, json!({"command": "touch ran.txt"})).await;
     assert_eq!(
@@ -262,11 +267,19 @@ async fn confinement_sees_the_workspace_scope() {
     std::fs::create_dir(ws.path(".git")).unwrap();
     let root = ws.root().to_path_buf();
     let mut mock = MockCommandConfinement::new();
-    mock.expect_confine().times(1).returning(move |_, scope| {
-        assert_eq!(scope.writable_roots, vec![root.clone()]);
-        assert_eq!(scope.read_only_paths, vec![root.join(".git")]);
-        assert!(!scope.network);
-        Ok(())
+    mock.expect_command().times(1).returning(move |spec| {
+        assert_eq!(
+            spec.scope.files,
+            FileSystemScope::Workspace(vec![root.clone()])
+        );
+        assert_eq!(spec.scope.network, NetworkAccess::Disabled);
+        assert_eq!(spec.cwd, root);
+        assert_eq!(spec.args.first().map(|a| a.to_str()), Some(Some("-c")));
+        let allowed = EnvAllowList::default();
+        for (name, _) in spec.env.iter() {
+            assert!(allowed.allows(name), "{name:?} is not on the allow-list");
+        }
+        Ok(ConfinedCommand::bare(spec.unconfined_command()))
     });
     let result = bash(
         &BashTool::new(Arc::new(mock)),

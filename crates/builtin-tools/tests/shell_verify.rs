@@ -10,14 +10,12 @@
 
 use kun_builtin_tools::shell::{CheckSource, ShellConfig, VerifyChangesTool, VerifyConfig};
 use kun_builtin_tools::testing::TestWorkspace;
-use kun_ports::{CommandConfinement, MockCommandConfinement, Tool, ToolResult};
+use kun_ports::{CommandConfinement, Tool, ToolResult};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
 fn unconfined() -> Arc<dyn CommandConfinement> {
-    let mut mock = MockCommandConfinement::new();
-    mock.expect_confine().returning(|_, _| Ok(()));
-    Arc::new(mock)
+    Arc::new(kun_sandbox::NoConfinement)
 }
 
 async fn verify(tool: &VerifyChangesTool, ws: &TestWorkspace, args: Value) -> ToolResult {
@@ -124,11 +122,19 @@ async fn a_check_over_its_timeout_fails_as_timed_out() {
 async fn nothing_to_check_says_so() {
     let ws = TestWorkspace::new();
     ws.write("README.md", "no project files\n");
-    let result = verify(&VerifyChangesTool::new(unconfined()), &ws, json!({})).await;
+    let tool = VerifyChangesTool::new(unconfined());
+    // The host's preflight (step 10b) answers before anyone is asked to approve the call.
+    let refused = tool.preflight(&json!({}), &ws.ctx).unwrap_err();
+    assert_eq!(refused.code, kun_ports::ErrorCode::NoChecksFound);
+    let result = verify(&tool, &ws, json!({})).await;
     assert!(result.is_error);
+    assert_eq!(result.error_code(), Some("no_checks_found"));
     assert!(
         result.error_message().unwrap().contains("found no checks"),
         "{}",
         result.output
     );
+    // A project with checks passes the preflight.
+    ws.write("Cargo.toml", "[package]\n");
+    assert!(tool.preflight(&json!({}), &ws.ctx).is_ok());
 }

@@ -1,4 +1,9 @@
 //! `kun-tools call`: one call, or a script of calls, through every gate.
+//!
+//! Each result prints as one line of `{"is_error", "output"}` JSON (scripts rely on it), or
+//! with `--text` as what the model would read: the text blocks as they are, media as a
+//! one-line placeholder (`[image image/png, 1234 bytes base64]`); in a script each call's text
+//! follows a `=== line N: tool ===` header (`=== line N: tool (error) ===` for an error).
 
 use crate::Outcome;
 use crate::cli::CallArgs;
@@ -6,7 +11,9 @@ use crate::setup;
 use kun_approval::{Gate, TerminalApprover};
 use kun_composition::{AssembleOptions, Assembly, LedgerChoice};
 use kun_gui::TerminalUserInput;
-use kun_ports::{ApprovalGate, HostError, ToolCall, ToolHost, UserInputChannel};
+use kun_ports::{
+    ApprovalGate, ContentBlock, HostError, ToolCall, ToolHost, ToolResult, UserInputChannel,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::io::BufRead;
@@ -84,18 +91,13 @@ async fn run_calls(assembly: &Assembly, args: &CallArgs) -> Outcome {
                 .clone()
                 .unwrap_or_else(|| format!("call-{run_id}"));
             let call = ToolCall::new(call_id, tool.clone(), arguments);
-            match execute(
-                assembly,
-                &args.thread,
-                &turn,
-                call,
-                &approver,
-                asker.as_ref(),
-            )
-            .await
-            {
-                Ok(line) => {
-                    println!("{line}");
+            match execute(assembly, &args.thread, &turn, call, &approver, asker.as_ref()).await {
+                Ok(result) => {
+                    if args.text {
+                        println!("{}", model_view(&result));
+                    } else {
+                        println!("{}", json_line(&result));
+                    }
                     Outcome::Done
                 }
                 Err(err) => {
@@ -114,16 +116,37 @@ async fn execute(
     call: ToolCall,
     approver: &Arc<dyn ApprovalGate>,
     asker: Option<&Arc<dyn UserInputChannel>>,
-) -> Result<Value, HostError> {
-    let mut ctx = assembly
-        .context(thread, turn)
-        .approver(Arc::clone(approver));
+) -> Result<ToolResult, HostError> {
+    let mut ctx = assembly.context(thread, turn).approver(Arc::clone(approver));
     if let Some(asker) = asker {
         ctx = ctx.user_input(Arc::clone(asker));
     }
     let ctx = ctx.build();
-    let result = assembly.host.execute(call, &ctx).await?;
-    Ok(json!({"is_error": result.is_error, "output": result.output}))
+    assembly.host.execute(call, &ctx).await
+}
+
+/// `{"is_error", "output"}`: the line scripts read.
+fn json_line(result: &ToolResult) -> Value {
+    json!({"is_error": result.is_error, "output": result.output})
+}
+
+/// What the model reads: text blocks as they are, media as one-line placeholders.
+fn model_view(result: &ToolResult) -> String {
+    let parts: Vec<String> = result
+        .model_content()
+        .into_iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } => text,
+            ContentBlock::Image { data, mime_type } => {
+                format!("[image {mime_type}, {} bytes base64]", data.len())
+            }
+            ContentBlock::Audio { data, mime_type } => {
+                format!("[audio {mime_type}, {} bytes base64]", data.len())
+            }
+            ContentBlock::ResourceLink { uri, name, .. } => format!("[resource {name}: {uri}]"),
+        })
+        .collect();
+    parts.join("\n")
 }
 
 async fn run_script(
@@ -163,18 +186,15 @@ async fn run_script(
             None => format!("turn-{run_id}-{number}"),
         };
         let call_id = line.call_id.unwrap_or_else(|| format!("call-{number}"));
+        let tool = line.tool.clone();
         let call = ToolCall::new(call_id, line.tool, line.arguments);
-        match execute(
-            assembly,
-            &args.thread,
-            &turn,
-            call,
-            &approver,
-            asker.as_ref(),
-        )
-        .await
-        {
-            Ok(result) => println!("{result}"),
+        match execute(assembly, &args.thread, &turn, call, &approver, asker.as_ref()).await {
+            Ok(result) if args.text => {
+                let error = if result.is_error { " (error)" } else { "" };
+                println!("=== line {number}: {tool}{error} ===");
+                println!("{}", model_view(&result));
+            }
+            Ok(result) => println!("{}", json_line(&result)),
             Err(err) => {
                 println!("{}", json!({"line": number, "refused": err.to_string()}));
                 if outcome == Outcome::Done {

@@ -119,6 +119,10 @@ pub struct CallArgs {
     /// The operation ledger file (default: one per workspace under the user state directory).
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
+    /// Print what the model would read (the tool's rendering; media as a one-line
+    /// placeholder) instead of `{"is_error", "output"}` JSON.
+    #[arg(long)]
+    pub text: bool,
     /// The tool to call.
     #[arg(required_unless_present = "script")]
     pub tool: Option<String>,

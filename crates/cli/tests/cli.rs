@@ -333,11 +333,71 @@ fn script_reads_then_edits() {
     assert_eq!(results[0]["output"]["next_action"]["tool"], "read");
     assert_eq!(results[1]["is_error"], false);
     assert_eq!(results[2]["is_error"], false, "{}", results[2]);
-    // The second edit's oldText exists only in the new text: the read is stale.
-    assert_eq!(results[3]["output"]["code"], "read_before_edit_required");
+    // The second edit's oldText exists only in the text the first edit wrote: a chained edit
+    // needs no re-read.
+    assert_eq!(results[3]["is_error"], false, "{}", results[3]);
     assert_eq!(
         std::fs::read_to_string(env.ws().join("src/notes.txt")).unwrap(),
-        "alpha\nBETA\ngamma\n"
+        "alpha\nb\ngamma\n"
+    );
+}
+
+#[test]
+fn call_text_prints_what_the_model_reads() {
+    let env = Env::new();
+    let read = call(&env, &["--text"], "read", json!({"path": "src/notes.txt"}));
+    assert_eq!(read.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&read.stdout),
+        "1│alpha\n2│beta\n3│gamma\n"
+    );
+    // An image: the line, then a placeholder for the image block.
+    let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x02\0\0\0\x03\x08\x06\0\0\0";
+    std::fs::write(env.ws().join("dot.png"), png).unwrap();
+    let image = call(&env, &["--text"], "read", json!({"path": "dot.png"}));
+    assert_eq!(
+        String::from_utf8_lossy(&image.stdout),
+        "image/png, 2×3, 29B\n[image image/png, 40 bytes base64]\n"
+    );
+    // An error reads as plain words, not JSON.
+    let missing = call(&env, &["--text"], "read", json!({"path": "src/none.txt"}));
+    let text = String::from_utf8_lossy(&missing.stdout);
+    assert!(
+        text.starts_with("src/none.txt does not exist") || text.contains("does not exist"),
+        "{text}"
+    );
+    assert!(!text.contains("\"code\""), "{text}");
+    // Without --text: the JSON line scripts rely on.
+    let json_line = call(&env, &[], "read", json!({"path": "src/notes.txt"}));
+    assert_eq!(
+        stdout_json(&json_line)["output"]["content"],
+        "alpha\nbeta\ngamma\n"
+    );
+
+    // A script: each call's text after a header.
+    let path = env.dir.path().join("text.jsonl");
+    std::fs::write(
+        &path,
+        format!(
+            "{}\n{}\n",
+            json!({"tool": "glob", "arguments": {"pattern": "*.txt"}}),
+            json!({"tool": "bash", "arguments": {"command": "echo hi; exit 3"}}),
+        ),
+    )
+    .unwrap();
+    let ws = env.ws_arg();
+    let out = env.run(&[
+        "call",
+        "--workspace",
+        &ws,
+        "--yes",
+        "--text",
+        "--script",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "=== line 1: glob ===\nsrc/notes.txt\n=== line 2: bash (error) ===\nhi\nexit code 3\n"
     );
 }
 

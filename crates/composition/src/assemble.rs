@@ -14,7 +14,7 @@ use kun_registry::read_tracker::InMemoryReadTracker;
 use kun_registry::{
     CapabilityRegistry, CatalogFilters, Host, PlanWhitelist, RegistryError, fingerprint_catalog,
 };
-use kun_sandbox::{SandboxCapabilities, WorkspaceSandbox};
+use kun_sandbox::{ProtectedPaths, SandboxCapabilities, WorkspaceSandbox};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -165,6 +165,18 @@ fn builtin_provider(
     Arc::new(BuiltinProvider::new(builtin_options))
 }
 
+/// The guards `write`/`edit` may not change, minus the user's exceptions.
+fn protected_paths(settings: &Settings) -> Result<ProtectedPaths, AssembleError> {
+    let key = "sandbox.protected_path_exceptions";
+    ProtectedPaths::with_exceptions(&settings.sandbox_options.protected_path_exceptions).map_err(
+        |invalid| {
+            AssembleError::Config(
+                settings.error_at(key, format!("`{}`: {}", invalid.entry, invalid.reason)),
+            )
+        },
+    )
+}
+
 /// Settings and kept state → registries, hooks and host.
 fn wire(
     settings: Settings,
@@ -172,7 +184,10 @@ fn wire(
     kept: Kept,
 ) -> Result<Assembly, AssembleError> {
     let confinement = capabilities.confinement();
-    let sandbox = Arc::new(WorkspaceSandbox::for_confinement(confinement.as_ref()));
+    let sandbox = Arc::new(
+        WorkspaceSandbox::for_confinement(confinement.as_ref())
+            .with_protected_paths(protected_paths(&settings)?),
+    );
     let mut filters = CatalogFilters::new(sandbox);
     if let Some(names) = &settings.tools.plan_allow {
         filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));

@@ -144,12 +144,12 @@ async fn new_limits_apply_to_the_next_call() {
     let dir = workspace();
     let first = assemble(settings(&dir), AssembleOptions::default()).unwrap();
     let whole = run(&first, "t1", "read", json!({"path": "notes.txt"})).await;
-    assert_eq!(whole["output"]["truncated"], false, "{whole}");
+    assert_eq!(whole["output"].get("truncated_by"), None, "{whole}");
     let mut next = settings(&dir);
     next.limits.max_output_lines = Some(1);
     let second = first.reassemble(next).unwrap();
     let cut = run(&second, "t2", "read", json!({"path": "notes.txt"})).await;
-    assert_eq!(cut["output"]["truncated"], true, "{cut}");
+    assert_eq!(cut["output"]["truncated_by"], "max_lines", "{cut}");
     assert_eq!(cut["output"]["content"], "alpha\n", "{cut}");
 }
 

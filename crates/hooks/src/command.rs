@@ -10,6 +10,10 @@ use serde_json::Value;
 /// The exit code that blocks (Claude Code's convention).
 pub(crate) const BLOCKING_EXIT_CODE: i32 = 2;
 
+/// Exit codes from this one up are a shell reporting that its command died by a signal
+/// (`128 + n`: 139 is a segmentation fault, 137 a SIGKILL): a crash, not an answer.
+pub(crate) const FIRST_CRASH_EXIT_CODE: i32 = 128;
+
 /// At most this much stderr is quoted in a reason or warning.
 const QUOTE_LIMIT: usize = 2000;
 
@@ -17,7 +21,8 @@ const QUOTE_LIMIT: usize = 2000;
 ///
 /// # Errors
 /// A message for [`kun_ports::HookFailure`] when the hook could not start, was killed by a
-/// signal or timed out (its process group is killed then).
+/// signal (directly, or inside `sh -c`, which reports exit 128 + the signal), or timed out
+/// (its process group is killed then).
 pub(crate) async fn run_command_hook(
     hook: &CommandHook,
     label: &str,
@@ -46,6 +51,19 @@ fn read_exit(phase: HookPhase, label: &str, run: &Finished) -> Result<HookReply,
         Exit::Signal(signal) => Err(format!(
             "{name} hook `{label}` was killed by signal {signal}"
         )),
+        Exit::Code(code) if code >= FIRST_CRASH_EXIT_CODE => {
+            let stderr = quote(&run.stderr.text());
+            let detail = if stderr.is_empty() {
+                String::new()
+            } else {
+                format!("; stderr: {stderr}")
+            };
+            let signal = code - FIRST_CRASH_EXIT_CODE;
+            Err(format!(
+                "{name} hook `{label}` crashed: it exited with code {code}, which is how a shell \
+                 reports a command killed by signal {signal}{detail}"
+            ))
+        }
         Exit::Code(0) => Ok(read_stdout(phase, label, run)),
         Exit::Code(BLOCKING_EXIT_CODE) => {
             let stderr = quote(&run.stderr.text());

@@ -1,9 +1,15 @@
-//! Running one hook command: `sh -c`, its own process group, a deadline, bounded output.
+//! Running one hook command: `sh -c`, its own session and process group, a deadline, bounded
+//! output.
 //!
 //! Invariants:
-//! * The command runs in a new process group whose id is the shell's pid. When the shell
-//!   exits, times out or the future is dropped, the whole group gets `SIGKILL`, so nothing the
-//!   hook started in its group outlives it.
+//! * The command runs in a new session ([`new_session`]), so its process group id is the
+//!   shell's pid. When the shell exits, times out or the future is dropped, the whole group gets
+//!   `SIGKILL` ([`GroupGuard`]), so nothing the hook started in its group outlives it.
+//! * It keeps our whole environment, secrets included: hooks are the user's own programs,
+//!   configured by the user (a workspace's hooks run only when the user trusts it), and they
+//!   often need credentials (a notifier's token, a linter's registry login), as in Claude Code.
+//!   The commands the model runs, language servers and MCP servers get an allow-list instead
+//!   (see [`kun_ports::process`]).
 //! * The shell itself is always reaped (awaited after the kill; `kill_on_drop` covers a
 //!   dropped future).
 //! * Reading stdout/stderr never holds the caller past the deadline plus [`DRAIN_GRACE`]: a
@@ -16,7 +22,7 @@
 //! as a group id if a new process takes that pid and makes itself a group leader in the few
 //! microseconds between the reap and the kill; that window is accepted.
 
-use rustix::process::{Pid, Signal, kill_process_group};
+use kun_ports::process::{GroupGuard, new_session};
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -35,9 +41,6 @@ pub(crate) const STDERR_CAP: usize = 64 * 1024;
 pub(crate) const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// How long reaping a killed shell may take before we stop waiting (it is `kill_on_drop`).
 const REAP_GRACE: Duration = Duration::from_secs(5);
-
-/// Environment variables whose names end like this are not passed to hooks.
-const SECRET_SUFFIXES: &[&str] = &["_TOKEN", "_KEY", "_SECRET", "_PASSWORD"];
 
 /// How the command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +86,7 @@ pub(crate) enum RunError {
     TimedOut(Duration),
 }
 
-/// The environment a hook sees: ours without secret-looking variables, plus
+/// The environment a hook sees: all of ours (see the module docs for why), with
 /// `CLAUDE_PROJECT_DIR` and `KUN_PROJECT_DIR` set to the workspace root. Sorted by name.
 pub(crate) fn hook_environment(
     vars: impl IntoIterator<Item = (OsString, OsString)>,
@@ -93,9 +96,7 @@ pub(crate) fn hook_environment(
         .into_iter()
         .filter(|(name, _)| {
             let upper = name.to_string_lossy().to_ascii_uppercase();
-            !SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
-                && upper != "CLAUDE_PROJECT_DIR"
-                && upper != "KUN_PROJECT_DIR"
+            upper != "CLAUDE_PROJECT_DIR" && upper != "KUN_PROJECT_DIR"
         })
         .collect();
     env.push(("CLAUDE_PROJECT_DIR".into(), root.into()));
@@ -111,7 +112,8 @@ pub(crate) async fn run_shell(
     input: Vec<u8>,
     timeout: Duration,
 ) -> Result<Finished, RunError> {
-    let mut child = Command::new("sh")
+    let mut shell = Command::new("sh");
+    shell
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
@@ -120,11 +122,10 @@ pub(crate) async fn run_shell(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(RunError::Spawn)?;
-    let mut group = GroupGuard::new(child.id());
+        .kill_on_drop(true);
+    new_session(shell.as_std_mut());
+    let mut child = shell.spawn().map_err(RunError::Spawn)?;
+    let mut group = GroupGuard::for_leader(child.id());
 
     let stdout = Arc::new(Mutex::new(Captured::default()));
     let stderr = Arc::new(Mutex::new(Captured::default()));
@@ -190,34 +191,6 @@ async fn drain(mut pipe: impl AsyncRead + Unpin, sink: Arc<Mutex<Captured>>, cap
     }
 }
 
-/// Kills the hook's process group once: explicitly, or when dropped (a cancelled turn).
-struct GroupGuard {
-    group: Option<Pid>,
-}
-
-impl GroupGuard {
-    fn new(pid: Option<u32>) -> Self {
-        Self {
-            group: pid
-                .and_then(|pid| i32::try_from(pid).ok())
-                .and_then(Pid::from_raw),
-        }
-    }
-
-    fn kill(&mut self) {
-        if let Some(group) = self.group.take() {
-            // ESRCH (the group is already empty) is the usual, harmless answer.
-            let _ = kill_process_group(group, Signal::KILL);
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// Background tasks that are aborted when dropped.
 #[derive(Default)]
 struct TaskSet {
@@ -253,13 +226,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn secret_looking_variables_are_dropped_and_project_dirs_set() {
+    fn hooks_keep_the_whole_environment_with_the_project_dirs_set() {
         let vars = [
             ("PATH", "/bin"),
             ("GITHUB_TOKEN", "t"),
             ("OPENAI_API_KEY", "k"),
-            ("app_secret", "s"),
-            ("DB_PASSWORD", "p"),
             ("KEYBOARD", "us"),
             ("CLAUDE_PROJECT_DIR", "/elsewhere"),
         ]
@@ -271,7 +242,14 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["CLAUDE_PROJECT_DIR", "KEYBOARD", "KUN_PROJECT_DIR", "PATH"]
+            [
+                "CLAUDE_PROJECT_DIR",
+                "GITHUB_TOKEN",
+                "KEYBOARD",
+                "KUN_PROJECT_DIR",
+                "OPENAI_API_KEY",
+                "PATH"
+            ]
         );
         assert!(
             env.iter()
@@ -312,9 +290,9 @@ mod tests {
         let escaped = std::fs::read_to_string(dir.path().join("escaped.pid"))
             .ok()
             .and_then(|pid| pid.trim().parse::<i32>().ok())
-            .and_then(Pid::from_raw);
+            .and_then(rustix::process::Pid::from_raw);
         let escaped = escaped.expect("the escaped process wrote its pid");
-        let _ = rustix::process::kill_process(escaped, Signal::KILL);
+        let _ = rustix::process::kill_process(escaped, rustix::process::Signal::KILL);
         assert_eq!(done.stdout.text().trim(), "done");
         assert!(
             elapsed < Duration::from_secs(20),

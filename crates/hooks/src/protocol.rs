@@ -18,8 +18,8 @@
 //! | 0, JSON object on stdout | the answer (below) |
 //! | 0, other stdout | UserPromptSubmit and TurnStart: context for the model; otherwise a warning |
 //! | 2 | a block; the reason is stderr (trimmed); stdout is ignored |
-//! | any other code | a warning carrying stderr; the call goes on |
-//! | killed by a signal, could not start, timed out | a failure: `HookFailure` in tool phases, a warning in loop phases |
+//! | any other code below 128 | a warning carrying stderr; the call goes on |
+//! | 128 or above (a shell reporting a command killed by signal `code - 128`, e.g. 139), killed by a signal, could not start, timed out | a crash: `HookFailure` (`hook_failed`) in tool phases, a warning in loop phases |
 //!
 //! **Answer** (a JSON object on stdout; every key optional):
 //!

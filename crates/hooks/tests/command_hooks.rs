@@ -489,3 +489,47 @@ async fn post_tool_use_timeouts_are_failures() {
         failure.message
     );
 }
+
+/// Exits from 128 up are a shell reporting a command killed by a signal: a crash, so the
+/// call fails with `hook_failed` (SPEC §7); lower codes other than 2 stay warnings.
+#[tokio::test]
+async fn a_hook_that_crashes_inside_a_shell_is_a_failure_and_lower_exits_are_warnings() {
+    let ws = tempfile::tempdir().unwrap();
+    script(ws.path(), "segv.sh", "cat >/dev/null\nkill -SEGV $$");
+    let crashes: &[(&str, &str)] = &[
+        ("./segv.sh || exit $?", "code 139"),
+        ("sh -c 'kill -KILL $$'; exit $?", "code 137"),
+        ("exit 139", "signal 11"),
+        ("exit 128", "code 128"),
+        ("exit 255", "code 255"),
+    ];
+    for (command, expected) in crashes {
+        let engine = engine(&commands("PreToolUse", "*", &[command]));
+        let failure = engine
+            .pre_tool_use(&call(ws.path(), "write", json!({"path": "a.txt"})))
+            .await
+            .expect_err(command);
+        assert!(
+            failure.message.contains(expected) && failure.message.contains("crashed"),
+            "{command}: {}",
+            failure.message
+        );
+    }
+    for (command, code) in [
+        ("exit 1", "code 1"),
+        ("exit 127", "code 127"),
+        ("exit 3", "code 3"),
+    ] {
+        let engine = engine(&commands("PreToolUse", "*", &[command]));
+        let outcome = engine
+            .pre_tool_use(&call(ws.path(), "write", json!({"path": "a.txt"})))
+            .await
+            .unwrap_or_else(|f| panic!("{command}: {}", f.message));
+        assert_eq!(outcome.decision, PreToolDecision::Continue, "{command}");
+        assert!(
+            outcome.warnings[0].contains(code),
+            "{command}: {:?}",
+            outcome.warnings
+        );
+    }
+}

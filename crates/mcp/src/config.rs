@@ -32,7 +32,8 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum TransportConfig {
-    /// A child process speaking MCP on stdin/stdout. It runs in its own process group, and the
+    /// A child process speaking MCP on stdin/stdout. It runs in its own session and process
+    /// group (not confined: MCP servers are the user's own programs), and the
     /// whole group is killed with the connection.
     Stdio {
         /// The program.
@@ -40,7 +41,9 @@ pub enum TransportConfig {
         /// Its arguments.
         #[serde(default)]
         args: Vec<String>,
-        /// Extra environment variables (added to the inherited environment).
+        /// The server's own environment variables, added to the allow-listed base
+        /// (`PATH`, `HOME`, `LANG`, `LC_*`, …; see `kun_ports::process`): nothing else of ours
+        /// reaches it.
         #[serde(default)]
         env: BTreeMap<String, String>,
         /// The working directory (the current one when absent).

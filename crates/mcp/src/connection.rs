@@ -1,13 +1,21 @@
-//! Opening one connection to a server with rmcp: stdio (a child in its own process group,
-//! killed with the connection) or streamable HTTP, the `initialize` handshake under the
-//! start-up timeout, and `tools/list`.
+//! Opening one connection to a server with rmcp: stdio or streamable HTTP, the `initialize`
+//! handshake under the start-up timeout, and `tools/list`.
+//!
+//! A stdio server is prepared by the shared process code of kun-ports
+//! ([`kun_ports::process`]): its own session and process group, and the environment by
+//! allow-list — the base names (`PATH`, `HOME`, `LANG`, `LC_*`, …) plus the server's configured
+//! `env`, nothing else of ours (as the official MCP SDKs do). rmcp spawns it through
+//! process-wrap (`KillOnDrop`); the [`GroupGuard`] in [`Connected`] kills its whole group when
+//! the connection is dropped, on every path (handshake failure, loss, shutdown). MCP servers
+//! are the user's own programs and are not confined by the sandbox.
 //!
 //! A stdio server's stderr is read into a bounded tail, so a server that fails to start is
 //! reported with what it said.
 
 use crate::config::{McpServerConfig, TransportConfig};
 use crate::remote::RemoteTool;
-use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use kun_ports::process::{EnvAllowList, GroupGuard, new_session};
+use process_wrap::tokio::{CommandWrap, KillOnDrop};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -77,6 +85,8 @@ pub(crate) struct Connected {
     pub client: Client,
     /// The child's process id (stdio only).
     pub pid: Option<u32>,
+    /// Kills the child's process group when dropped (stdio only).
+    pub group: GroupGuard,
     /// Fires when the server says its tool list changed.
     pub tools_changed: mpsc::UnboundedReceiver<()>,
     /// `name version` of the server, when it said.
@@ -112,18 +122,25 @@ pub(crate) async fn connect(
                 env,
                 cwd,
             } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env);
+                let mut cmd = std::process::Command::new(command);
+                cmd.args(args);
+                let mut child_env = EnvAllowList::default().from_current_process();
+                for (name, value) in env {
+                    child_env.set(name, value);
+                }
+                child_env.apply_to(&mut cmd);
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }
-                let mut wrapped = CommandWrap::from(cmd);
-                wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+                new_session(&mut cmd);
+                let mut wrapped = CommandWrap::from(tokio::process::Command::from(cmd));
+                wrapped.wrap(KillOnDrop);
                 let (transport, child_stderr) = TokioChildProcess::builder(wrapped)
                     .stderr(Stdio::piped())
                     .spawn()
                     .map_err(|err| format!("cannot start `{command}`: {err}"))?;
                 let pid = transport.id();
+                let group = GroupGuard::for_leader(pid);
                 if let Some(child_stderr) = child_stderr {
                     spawn_stderr_reader(child_stderr, stderr.clone(), config.name.clone());
                 }
@@ -131,7 +148,7 @@ pub(crate) async fn connect(
                     .serve(transport)
                     .await
                     .map_err(|err| format!("the MCP handshake failed: {err}"))?;
-                Ok((client, pid))
+                Ok((client, pid, group))
             }
             TransportConfig::StreamableHttp { url, headers } => {
                 let custom = parse_headers(headers)?;
@@ -143,7 +160,7 @@ pub(crate) async fn connect(
                     .serve(transport)
                     .await
                     .map_err(|err| format!("the MCP handshake with {url} failed: {err}"))?;
-                Ok((client, None))
+                Ok((client, None, GroupGuard::default()))
             }
         }
     };
@@ -155,7 +172,7 @@ pub(crate) async fn connect(
         )),
     };
     match outcome {
-        Ok((client, pid)) => {
+        Ok((client, pid, group)) => {
             let server_info = client
                 .peer_info()
                 .and_then(|info| info.server_info.clone())
@@ -163,6 +180,7 @@ pub(crate) async fn connect(
             Ok(Connected {
                 client,
                 pid,
+                group,
                 tools_changed,
                 server_info,
             })

@@ -16,7 +16,8 @@
 //! * With feature `testkit`: a contract-test suite per port (module `testkit`) and `mockall`
 //!   mocks (`MockToolHost`, `MockApprovalGate`, …).
 //!
-//! This crate does no I/O.
+//! This crate does no I/O, except [`process`]: the one place that touches child processes
+//! (their environment, session and process group), shared by every crate that starts one.
 //!
 //! ```
 //! use kun_ports::{ErrorCode, ToolResult};
@@ -36,6 +37,7 @@ mod im;
 mod ledger;
 mod media;
 mod memory;
+pub mod process;
 mod read_tracker;
 mod result;
 mod sandbox;

@@ -1,8 +1,10 @@
 //! Gate one's ports: which tool kinds a sandbox mode admits, where paths may point, and how
 //! commands are confined by the operating system.
 
+use crate::process::ChildEnv;
 use crate::{ErrorCode, SandboxMode, ToolKind};
 use serde::{Deserialize, Serialize};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 /// A sandbox refusal: one of the three `sandbox_*` codes and a message for the model.
@@ -105,25 +107,247 @@ impl ConfinementTier {
     }
 }
 
-/// Where a confined command may write.
+/// Whether a confined command may reach the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkAccess {
+    /// No network (the default; SPEC §5: unshared unless enabled).
+    #[default]
+    Disabled,
+    /// The network is reachable.
+    Enabled,
+}
+
+/// What a command may do to the file system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileSystemScope {
+    /// Read everywhere, write nowhere but a private temporary directory. The roots listed
+    /// (the workspace) stay readable where a tier hides parts of the file system (a private
+    /// `/tmp`).
+    ReadOnly(Vec<PathBuf>),
+    /// Read everywhere; write inside these roots (and a private temporary directory). The
+    /// adapter keeps each root's guards read-only where its tier can (`.git`, `.kun`, …).
+    Workspace(Vec<PathBuf>),
+    /// No file-system confinement at all (danger-full-access).
+    Unrestricted,
+}
+
+/// Where a confined command may write, and whether it reaches the network.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfinementScope {
-    /// Writable roots.
-    pub writable_roots: Vec<PathBuf>,
-    /// Paths inside them that stay read-only (`.git`, our config and hooks).
-    pub read_only_paths: Vec<PathBuf>,
+    /// What it may do to the file system.
+    pub files: FileSystemScope,
     /// Whether the network is reachable.
-    pub network: bool,
+    pub network: NetworkAccess,
 }
 
 impl ConfinementScope {
-    /// A scope writing only to `root`, without network.
+    /// A scope writing only inside `root`, without network.
     #[must_use]
     pub fn workspace(root: &Path) -> Self {
         Self {
-            writable_roots: vec![root.to_path_buf()],
-            read_only_paths: Vec::new(),
-            network: false,
+            files: FileSystemScope::Workspace(vec![root.to_path_buf()]),
+            network: NetworkAccess::Disabled,
+        }
+    }
+
+    /// A scope reading `roots` (and everything else) but writing nowhere, without network.
+    #[must_use]
+    pub const fn read_only(roots: Vec<PathBuf>) -> Self {
+        Self {
+            files: FileSystemScope::ReadOnly(roots),
+            network: NetworkAccess::Disabled,
+        }
+    }
+
+    /// No confinement at all (danger-full-access): every path writable, the network on.
+    #[must_use]
+    pub const fn unrestricted() -> Self {
+        Self {
+            files: FileSystemScope::Unrestricted,
+            network: NetworkAccess::Enabled,
+        }
+    }
+
+    /// The writable roots (empty for read-only and unrestricted scopes).
+    #[must_use]
+    pub fn writable_roots(&self) -> &[PathBuf] {
+        match &self.files {
+            FileSystemScope::Workspace(roots) => roots,
+            FileSystemScope::ReadOnly(_) | FileSystemScope::Unrestricted => &[],
+        }
+    }
+}
+
+/// Where one of a child's standard streams goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildPipe {
+    /// `/dev/null`.
+    Null,
+    /// A pipe to us.
+    Piped,
+}
+
+impl ChildPipe {
+    fn stdio(self) -> std::process::Stdio {
+        match self {
+            Self::Null => std::process::Stdio::null(),
+            Self::Piped => std::process::Stdio::piped(),
+        }
+    }
+}
+
+/// A child's standard streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChildStdio {
+    /// Standard input.
+    pub stdin: ChildPipe,
+    /// Standard output.
+    pub stdout: ChildPipe,
+    /// Standard error.
+    pub stderr: ChildPipe,
+}
+
+impl Default for ChildStdio {
+    /// stdin from `/dev/null`, stdout and stderr piped: what a command tool wants.
+    fn default() -> Self {
+        Self {
+            stdin: ChildPipe::Null,
+            stdout: ChildPipe::Piped,
+            stderr: ChildPipe::Piped,
+        }
+    }
+}
+
+/// Everything needed to start a command: what to run, where, with which environment and
+/// streams, and confined to what. A [`CommandConfinement`] builds the real command from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// The program: a path, or a name looked up on the child's `PATH`.
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Its working directory.
+    pub cwd: PathBuf,
+    /// Its complete environment (see [`crate::process::EnvAllowList`]).
+    pub env: ChildEnv,
+    /// What it may touch.
+    pub scope: ConfinementScope,
+    /// Its standard streams.
+    pub stdio: ChildStdio,
+}
+
+impl CommandSpec {
+    /// `program` in `cwd` with no arguments, `env`, `scope` and the default streams.
+    #[must_use]
+    pub fn new(
+        program: impl Into<OsString>,
+        cwd: impl Into<PathBuf>,
+        env: ChildEnv,
+        scope: ConfinementScope,
+    ) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: cwd.into(),
+            env,
+            scope,
+            stdio: ChildStdio::default(),
+        }
+    }
+
+    /// Adds arguments.
+    #[must_use]
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets the streams.
+    #[must_use]
+    pub const fn stdio(mut self, stdio: ChildStdio) -> Self {
+        self.stdio = stdio;
+        self
+    }
+
+    /// The command `program` (often the spec's own, or a launcher such as `bwrap`) with the
+    /// spec's working directory, exactly its environment and its streams; no arguments, no
+    /// session. Adapters build on it.
+    #[must_use]
+    pub fn base_command(&self, program: &OsStr) -> std::process::Command {
+        let mut command = std::process::Command::new(program);
+        command
+            .current_dir(&self.cwd)
+            .stdin(self.stdio.stdin.stdio())
+            .stdout(self.stdio.stdout.stdio())
+            .stderr(self.stdio.stderr.stdio());
+        self.env.apply_to(&mut command);
+        command
+    }
+
+    /// The spec run as it is, unconfined: its program and arguments, in a new session (see
+    /// `crate::process::new_session`, on Unix).
+    #[must_use]
+    pub fn unconfined_command(&self) -> std::process::Command {
+        let mut command = self.base_command(&self.program);
+        command.args(&self.args);
+        #[cfg(unix)]
+        crate::process::new_session(&mut command);
+        command
+    }
+}
+
+/// What a confinement adapter must keep alive while its command runs (a private temporary
+/// directory, a process-count cgroup, masks over missing guard paths) and clean up after it.
+/// Dropping the lease releases them: drop it only after the child and its process group are
+/// gone. A lease that holds a cgroup also kills whatever is left in it.
+#[derive(Default)]
+pub struct ConfinementLease(Option<Box<dyn std::any::Any + Send + Sync>>);
+
+impl ConfinementLease {
+    /// A lease holding nothing.
+    #[must_use]
+    pub const fn none() -> Self {
+        Self(None)
+    }
+
+    /// A lease that drops `resources` when it is dropped.
+    #[must_use]
+    pub fn holding(resources: impl std::any::Any + Send + Sync) -> Self {
+        Self(Some(Box::new(resources)))
+    }
+}
+
+impl std::fmt::Debug for ConfinementLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "ConfinementLease(holding)"
+        } else {
+            "ConfinementLease(none)"
+        })
+    }
+}
+
+/// A command ready to spawn, and the lease to hold until it and its group are gone.
+#[derive(Debug)]
+pub struct ConfinedCommand {
+    /// The command to spawn (possibly a launcher wrapping the spec's program).
+    pub command: std::process::Command,
+    /// What to hold until the child and its process group are gone.
+    pub lease: ConfinementLease,
+}
+
+impl ConfinedCommand {
+    /// A command with nothing to hold.
+    #[must_use]
+    pub fn bare(command: std::process::Command) -> Self {
+        Self {
+            command,
+            lease: ConfinementLease::none(),
         }
     }
 }
@@ -136,19 +360,30 @@ pub struct ConfinementError {
     pub message: String,
 }
 
-/// Applies OS confinement to a command before it is spawned.
+impl ConfinementError {
+    /// An error saying `message`.
+    #[must_use]
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+/// Builds commands that run confined by the operating system (SPEC §5).
+///
+/// Every command a tool runs is built here from a [`CommandSpec`]: the adapter may wrap the
+/// program in a launcher (bubblewrap), install restrictions that apply between fork and exec
+/// (Landlock, seccomp), or run it as it is (the `None` tier). In every tier the child starts
+/// a new session, so its process group is its pid, and gets exactly the spec's environment.
 #[cfg_attr(feature = "testkit", mockall::automock)]
 pub trait CommandConfinement: Send + Sync {
     /// The tier in force.
     fn tier(&self) -> ConfinementTier;
 
-    /// Prepares `command` to run confined to `scope` (a no-op for the `None` tier).
+    /// The command that runs `spec` confined to its scope.
     ///
     /// # Errors
     /// When the confinement cannot be set up; the command must then not run.
-    fn confine(
-        &self,
-        command: &mut std::process::Command,
-        scope: &ConfinementScope,
-    ) -> Result<(), ConfinementError>;
+    fn command(&self, spec: &CommandSpec) -> Result<ConfinedCommand, ConfinementError>;
 }

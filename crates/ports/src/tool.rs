@@ -4,8 +4,9 @@
 //! [`ToolContext`]: what it needs of the turn ([`ToolTurn`]: thread, roots, sandbox mode,
 //! abort signal, and a [`CatalogView`] for gateways), the call id, a path resolver and a
 //! progress sink — never the whole runtime, and never the approver. Hooks for the pipeline
-//! (`edit_guard`, `write_paths`, `observed_read`, `explicit_approval`, `approval_scope`) have
-//! defaults, so a simple tool implements only `spec` and `execute`.
+//! (`edit_guard`, `write_paths`, `observed_read`, `explicit_approval`, `approval_scope`,
+//! `call_approval`, `preflight`) have defaults, so a simple tool implements only `spec` and
+//! `execute`.
 //!
 //! Most tools implement [`TypedTool`](crate::TypedTool) instead: typed arguments and output,
 //! a rendering for the model, and a blanket `impl Tool` that does the JSON around them.
@@ -307,15 +308,32 @@ pub struct EditGuard {
     pub old_texts: Vec<String>,
 }
 
-/// What a successful read saw, for the read-before-edit tracker.
+/// What a successful read (or edit, or write) saw of a file, for the read-before-edit
+/// tracker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadObservation {
-    /// The file, as an absolute (lexical) path.
+    /// The file. A tool may give it as the call named it (relative to the primary root, or
+    /// absolute); the host resolves it to the absolute lexical path before recording, the
+    /// same way it resolves an edit's path.
     pub path: PathBuf,
-    /// The text returned, if it was text.
+    /// The text seen, if it was text (`None` for an image, or when the tool did not keep it).
     pub content: Option<String>,
-    /// Whether only part of the file was returned.
+    /// Whether only part of the file was seen.
     pub partial: bool,
+    /// The file's revision when it was seen; the tracker compares it with the file on disk.
+    pub revision: Option<crate::FileRevision>,
+}
+
+/// Whether a call goes through the approval gate as its spec declares, as the tool judges it
+/// from the arguments (see [`Tool::call_approval`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CallApproval {
+    /// As declared: the approval matrix, sandbox-forced and explicit approvals apply.
+    #[default]
+    AsDeclared,
+    /// A read-only action of a tool that otherwise needs approval (`background_shell`
+    /// `list` and `read`): it runs no command and changes nothing, so nobody is asked.
+    NotNeeded,
 }
 
 /// The call a gateway tool (such as `mcp_call`) stands for.
@@ -387,6 +405,26 @@ pub trait Tool: Send + Sync {
         _ctx: &ToolHostContext,
     ) -> Option<ReadObservation> {
         None
+    }
+
+    /// How this call goes through the approval gate (step 12): [`CallApproval::NotNeeded`]
+    /// for a read-only action of a tool that otherwise asks. Default: as the spec declares.
+    fn call_approval(&self, _arguments: &Value) -> CallApproval {
+        CallApproval::AsDeclared
+    }
+
+    /// A check the host runs after the runtime policy and before any approval is asked
+    /// (step 10b): a call that cannot succeed (no language server installed, no checks
+    /// to run) fails here, so nobody approves a call that was bound to fail.
+    ///
+    /// # Errors
+    /// The failure the model reads (with its code, e.g. `lsp_unavailable`).
+    fn preflight(
+        &self,
+        _arguments: &Value,
+        _ctx: &ToolHostContext,
+    ) -> Result<(), crate::ToolFailure> {
+        Ok(())
     }
 
     /// For gateway tools: the call this one stands for. The host then runs the **target**

@@ -10,9 +10,12 @@
 //!   problem (and an unparseable `{"__raw": …}` envelope says the payload was cut off);
 //! * a successful run becomes a result whose `output` is `Output` as JSON (for programs) and
 //!   whose content is [`TypedTool::render`] (for the model), plus any media blocks;
-//! * a [`ToolFailure`] becomes an error result with its code, message and details;
-//! * the pipeline hooks (`edit_guard`, `write_paths`, `approval_scope`, …) receive typed
-//!   arguments, never raw JSON keys.
+//! * an output the tool judges a failure ([`TypedTool::is_error`]: a command that exited
+//!   non-zero) keeps its output and rendering, with `is_error` set;
+//! * a [`ToolFailure`] becomes an error result with its code, message and details; the model
+//!   reads the message, then each detail the message does not already hold as `key: value`;
+//! * the pipeline hooks (`edit_guard`, `write_paths`, `approval_scope`, `call_approval`,
+//!   `preflight`, …) receive typed arguments, never raw JSON keys.
 //!
 //! ```
 //! use async_trait::async_trait;
@@ -67,8 +70,9 @@
 //! ```
 
 use crate::{
-    ContentBlock, EditGuard, ErrorCode, PathError, ReadObservation, Tool, ToolContext, ToolError,
-    ToolHostContext, ToolKind, ToolResult, ToolSpec, output_schema_for, schema_for,
+    CallApproval, ContentBlock, EditGuard, ErrorCode, PathError, ReadObservation, Tool,
+    ToolContext, ToolError, ToolHostContext, ToolKind, ToolResult, ToolSpec, output_schema_for,
+    schema_for,
 };
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -122,10 +126,39 @@ impl ToolFailure {
         self
     }
 
-    /// The error result the model sees.
+    /// The error result the model sees: `{code, error, ...details}` for programs; for the
+    /// model, the message, then each detail the message does not already hold, as
+    /// `key: value` (strings as they are, other values as compact JSON).
+    ///
+    /// ```
+    /// use kun_ports::ToolFailure;
+    /// let failure = ToolFailure::new("a.txt does not exist").with("path", "a.txt").with("tried", 2);
+    /// assert_eq!(failure.into_result().model_text(), "a.txt does not exist\ntried: 2");
+    /// ```
     #[must_use]
     pub fn into_result(self) -> ToolResult {
-        ToolResult::failure_with(self.code, self.message, self.details)
+        let text = self.model_text();
+        ToolResult::failure_with(self.code, self.message, self.details).with_text(text)
+    }
+
+    /// The text of [`ToolFailure::into_result`].
+    fn model_text(&self) -> String {
+        let mut text = self.message.clone();
+        for (key, value) in &self.details {
+            let shown = match value {
+                Value::Null => continue,
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            if value.is_string() && self.message.contains(shown.as_str()) {
+                continue;
+            }
+            text.push('\n');
+            text.push_str(key);
+            text.push_str(": ");
+            text.push_str(&shown);
+        }
+        text
     }
 }
 
@@ -210,6 +243,26 @@ pub trait TypedTool: Send + Sync + 'static {
     /// Media blocks after the text (an image, audio); none by default.
     fn media(&self, _output: &Self::Output) -> Vec<ContentBlock> {
         Vec::new()
+    }
+
+    /// Whether a run that produced an output still failed (a command that exited non-zero,
+    /// a check that failed): the result keeps the output and rendering, with `is_error` set.
+    /// No by default.
+    fn is_error(&self, _output: &Self::Output) -> bool {
+        false
+    }
+
+    /// See [`Tool::call_approval`].
+    fn call_approval(&self, _args: &Self::Args) -> CallApproval {
+        CallApproval::AsDeclared
+    }
+
+    /// See [`Tool::preflight`].
+    ///
+    /// # Errors
+    /// The failure the model reads instead of an approval prompt.
+    fn preflight(&self, _args: &Self::Args, _ctx: &ToolHostContext) -> Result<(), ToolFailure> {
+        Ok(())
     }
 
     /// See [`Tool::should_advertise`].
@@ -310,6 +363,17 @@ impl<T: TypedTool> Tool for T {
             .unwrap_or_default()
     }
 
+    fn call_approval(&self, arguments: &Value) -> CallApproval {
+        typed_args(self, arguments).map_or(CallApproval::AsDeclared, |args| {
+            TypedTool::call_approval(self, &args)
+        })
+    }
+
+    /// Arguments that do not parse pass: the run reports them (`invalid_arguments`).
+    fn preflight(&self, arguments: &Value, ctx: &ToolHostContext) -> Result<(), ToolFailure> {
+        typed_args(self, arguments).map_or(Ok(()), |args| TypedTool::preflight(self, &args, ctx))
+    }
+
     fn observed_read(
         &self,
         arguments: &Value,
@@ -343,7 +407,11 @@ fn typed_result<T: TypedTool>(tool: &T, output: &T::Output) -> ToolResult {
     let mut content = vec![ContentBlock::text(tool.render(output))];
     content.extend(tool.media(output));
     match serde_json::to_value(output) {
-        Ok(json) => ToolResult::ok(json).with_content(content),
+        Ok(json) => {
+            let mut result = ToolResult::ok(json).with_content(content);
+            result.is_error = tool.is_error(output);
+            result
+        }
         Err(err) => {
             ToolFailure::new(format!("the result could not be encoded: {err}")).into_result()
         }

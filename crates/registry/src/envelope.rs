@@ -1,4 +1,4 @@
-//! The raw-argument envelope (pipeline step 7).
+//! The raw-argument envelope (pipeline step 6, before the PreToolUse hooks).
 
 use serde_json::Value;
 

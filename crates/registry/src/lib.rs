@@ -46,8 +46,9 @@
 //! 4. tool policy `never` → `Err(DisabledByPolicy)`;
 //! 5. sandbox on the declared kind → `sandbox_read_only`, `sandbox_write_blocked`,
 //!    `sandbox_command_blocked`;
-//! 6. PreToolUse hooks → `hook_failed`, `hook_denied`; may rewrite arguments and pre-approve;
-//! 7. raw-argument envelope (`{"__raw": "…"}` that parses to an object becomes the arguments);
+//! 6. raw-argument envelope (`{"__raw": "…"}` that parses to an object becomes the arguments),
+//!    before the hooks, so a hook always sees the real arguments;
+//! 7. PreToolUse hooks → `hook_failed`, `hook_denied`; may rewrite arguments and pre-approve;
 //! 8. plan mode: file mutations other than `create_plan` → `plan_mode_write_blocked`;
 //! 9. read-before-edit → `read_before_edit_required`, with the `read` to do next;
 //! 10. runtime policy: sandbox on `call.tool_kind.or(declared)`, the call's write paths, and

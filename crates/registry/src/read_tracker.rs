@@ -1,19 +1,24 @@
-//! The read-before-edit tracker (pipeline steps 9 and 18): an edit needs an earlier read of the
-//! same file in the same thread, and each fragment it replaces must appear in that read.
+//! The read-before-edit tracker (pipeline steps 9 and 18): an edit needs an earlier
+//! observation of the same file in the same thread — a read, or an edit or write that left
+//! it as it is — and the file must not have changed on disk since.
 //!
-//! | latest read of the file in this thread | `check_edit`                                   |
-//! |----------------------------------------|------------------------------------------------|
-//! | none (or evicted, or thread cleared)   | `NotRead`                                      |
-//! | partial (a window, truncated)          | `Ok`: there is nothing whole to compare with   |
-//! | complete, without text (an image)      | `Ok`                                           |
-//! | complete, every non-blank fragment in it | `Ok`                                         |
-//! | complete, some non-blank fragment missing | `StaleOldText`                              |
+//! | latest observation of the file in this thread | file on disk now | `check_edit` |
+//! |---|---|---|
+//! | none (or evicted, or thread cleared) | — | `NotRead` |
+//! | with a revision | another revision | `Changed` |
+//! | with a revision | the same revision | `Ok`: the edit tool reports an `oldText` that is not in the file (`edit_not_found`) |
+//! | no revision, partial (a window, truncated) | — | `Ok`: there is nothing whole to compare with |
+//! | no revision, complete, without text (an image) | — | `Ok` |
+//! | no revision, complete, every non-blank fragment in it | — | `Ok` |
+//! | no revision, complete, some non-blank fragment missing | — | `StaleOldText` |
 //!
-//! Containment is checked after normalising both sides with the same [`Normaliser`]. Reads
-//! from earlier turns of the thread count; a re-read replaces the record. Edits do not
-//! refresh it, by design: after an edit, fragments found only in the new text need a new read.
+//! "No revision" means the observation carried none or the file cannot be stat'ed now.
+//! Containment is checked after normalising both sides with the same [`Normaliser`].
+//! Observations from earlier turns of the thread count; a new one replaces the record. A
+//! successful `edit` or `write` is an observation of the file it left, so a chained edit of
+//! text it just inserted needs no re-read.
 
-use kun_ports::{ReadCheck, ReadObservation, ReadTracker};
+use kun_ports::{FileRevision, ReadCheck, ReadObservation, ReadTracker};
 use rustc_hash::FxHashMap;
 use std::borrow::{Borrow, Cow};
 use std::collections::hash_map::Entry;
@@ -75,25 +80,38 @@ struct ReadRecord {
     content: Option<String>,
     /// Only part of the file was returned.
     partial: bool,
+    /// The file's revision when it was seen.
+    revision: Option<FileRevision>,
 }
 
 /// A [`ReadTracker`] held in memory, keyed by thread and then by absolute path.
 ///
 /// ```
-/// use kun_ports::{ReadCheck, ReadObservation, ReadTracker};
+/// use kun_ports::{FileRevision, ReadCheck, ReadObservation, ReadTracker};
 /// use kun_registry::read_tracker::InMemoryReadTracker;
 /// use std::path::Path;
 ///
 /// let tracker = InMemoryReadTracker::default();
 /// let path = Path::new("/ws/src/main.rs");
-/// assert_eq!(tracker.check_edit("thread", path, &["fn main".into()]), ReadCheck::NotRead);
+/// let seen = FileRevision { size: 14, modified_ns: 7 };
+/// let later = FileRevision { size: 20, modified_ns: 9 };
+/// let check = |texts: &[&str], now| {
+///     let texts: Vec<String> = texts.iter().map(|t| (*t).to_owned()).collect();
+///     tracker.check_edit("thread", path, &texts, now)
+/// };
+/// assert_eq!(check(&["fn main"], Some(seen)), ReadCheck::NotRead);
 /// tracker.record_read("thread", ReadObservation {
 ///     path: path.to_owned(),
 ///     content: Some("fn main() {}\r\n".into()),
 ///     partial: false,
+///     revision: Some(seen),
 /// });
-/// assert_eq!(tracker.check_edit("thread", path, &["fn main".into()]), ReadCheck::Ok);
-/// assert_eq!(tracker.check_edit("thread", path, &["fn other".into()]), ReadCheck::StaleOldText);
+/// assert_eq!(check(&["fn main"], Some(seen)), ReadCheck::Ok);
+/// // Not in the file, but the file is as read: the edit tool answers `edit_not_found`.
+/// assert_eq!(check(&["fn other"], Some(seen)), ReadCheck::Ok);
+/// assert_eq!(check(&["fn main"], Some(later)), ReadCheck::Changed);
+/// // Without a revision on disk, the fragments are compared with the read.
+/// assert_eq!(check(&["fn other"], None), ReadCheck::StaleOldText);
 /// ```
 pub struct InMemoryReadTracker {
     normaliser: Normaliser,
@@ -150,6 +168,7 @@ impl ReadTracker for InMemoryReadTracker {
         let record = ReadRecord {
             content: observation.content.as_deref().map(|c| (self.normaliser)(c)),
             partial: observation.partial,
+            revision: observation.revision,
         };
         let files_per_thread = self.bounds.files_per_thread;
         let mut threads = self.lock();
@@ -160,13 +179,13 @@ impl ReadTracker for InMemoryReadTracker {
         files.insert(observation.path, record);
     }
 
-    fn check_edit(&self, thread_id: &str, path: &Path, old_texts: &[String]) -> ReadCheck {
-        let fragments: Vec<String> = old_texts
-            .iter()
-            .filter(|t| !t.trim().is_empty())
-            .map(|t| (self.normaliser)(t))
-            .filter(|t| !t.is_empty())
-            .collect();
+    fn check_edit(
+        &self,
+        thread_id: &str,
+        path: &Path,
+        old_texts: &[String],
+        current: Option<FileRevision>,
+    ) -> ReadCheck {
         let mut threads = self.lock();
         let Some(record) = threads
             .get_mut(thread_id)
@@ -174,6 +193,19 @@ impl ReadTracker for InMemoryReadTracker {
         else {
             return ReadCheck::NotRead;
         };
+        if let (Some(seen), Some(now)) = (record.revision, current) {
+            return if seen == now {
+                ReadCheck::Ok
+            } else {
+                ReadCheck::Changed
+            };
+        }
+        let fragments: Vec<String> = old_texts
+            .iter()
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| (self.normaliser)(t))
+            .filter(|t| !t.is_empty())
+            .collect();
         let content = match (&record.content, record.partial) {
             (Some(content), false) => content,
             _ => return ReadCheck::Ok,

@@ -214,7 +214,7 @@ fn tracker_answering(check: ReadCheck) -> Arc<MockReadTracker> {
     let mut tracker = MockReadTracker::new();
     tracker
         .expect_check_edit()
-        .withf(|thread, path, old| {
+        .withf(|thread, path, old, _current| {
             thread == "thread-1" && path == Path::new("/ws/src/lib.rs") && old == ["fn old()"]
         })
         .times(1)
@@ -262,6 +262,27 @@ async fn read_before_edit_required_when_stale() {
     .await;
     assert_code(&result, ErrorCode::ReadBeforeEditRequired);
     assert!(result.error_message().unwrap().contains("stale"));
+    assert_eq!(runs, 0);
+}
+
+#[tokio::test]
+async fn read_before_edit_required_when_changed_on_disk() {
+    let tracker = tracker_answering(ReadCheck::Changed);
+    let (result, runs) = run(
+        TestTool::new("edit").kind(ToolKind::FileChange).edit_like(),
+        |tools| host_with(tools).read_tracker(tracker).build(),
+        call("edit", json!({"path": "src/lib.rs", "oldText": "fn old()"})),
+        &ctx().build(),
+    )
+    .await;
+    assert_code(&result, ErrorCode::ReadBeforeEditRequired);
+    assert!(
+        result
+            .error_message()
+            .unwrap()
+            .contains("changed on disk since you last read it"),
+        "{result:?}"
+    );
     assert_eq!(runs, 0);
 }
 

@@ -297,14 +297,30 @@ async fn commands_of_other_providers_are_unconfined_under_workspace_write() {
 }
 
 #[tokio::test]
-async fn hook_rewrites_reach_approval_and_the_tool_and_envelopes_unwrap_after_hooks() {
+async fn envelopes_unwrap_before_the_hooks_and_hook_rewrites_reach_approval_and_the_tool() {
+    let mut runner = MockHookRunner::new();
+    runner.expect_is_empty().return_const(false);
+    runner
+        .expect_pre_tool_use()
+        .times(1)
+        .withf(|call| call.arguments == json!({"text": "from the model"}))
+        .returning(|_| {
+            Ok(PreToolOutcome {
+                arguments: Some(json!({"text": "rewritten"})),
+                ..PreToolOutcome::default()
+            })
+        });
+    runner.expect_post_tool_use().returning(|_, result| {
+        Ok(PostToolOutcome {
+            result,
+            warnings: vec![],
+            additional_context: vec![],
+        })
+    });
     let host = host_with(vec![
         TestTool::new("echo").policy(ToolPolicy::OnRequest).arc(),
     ])
-    .hooks(Arc::new(hooks(PreToolOutcome {
-        arguments: Some(json!({"__raw": "{\"text\": \"rewritten\"}", "call_id": "x"})),
-        ..PreToolOutcome::default()
-    })))
+    .hooks(Arc::new(runner))
     .build();
     let mut gate = MockApprovalGate::new();
     gate.expect_request_approval()
@@ -315,7 +331,11 @@ async fn hook_rewrites_reach_approval_and_the_tool_and_envelopes_unwrap_after_ho
         .approval(ApprovalPolicy::OnRequest)
         .approver(Arc::new(gate))
         .build();
-    let result = host.execute(call("echo"), &ctx).await.unwrap();
+    let envelope = json!({"__raw": "{\"text\": \"from the model\"}", "call_id": "x"});
+    let result = host
+        .execute(ToolCall::new("c", "echo", envelope), &ctx)
+        .await
+        .unwrap();
     assert_eq!(result.output, json!({"text": "rewritten"}));
 }
 

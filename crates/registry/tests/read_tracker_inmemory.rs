@@ -21,6 +21,7 @@ fn read(
             path: path.to_owned(),
             content: content.map(str::to_owned),
             partial,
+            revision: None,
         },
     );
 }
@@ -67,7 +68,7 @@ fn line_endings_and_trailing_whitespace_do_not_matter() {
     ];
     for (fragments, expected) in cases {
         assert_eq!(
-            tracker.check_edit("t", path, &fragments),
+            tracker.check_edit("t", path, &fragments, None),
             expected,
             "{fragments:?}"
         );
@@ -80,11 +81,11 @@ fn blank_fragments_are_not_checked() {
     let path = Path::new("/ws/a.txt");
     read(&tracker, "t", path, Some("content\n"), false);
     assert_eq!(
-        tracker.check_edit("t", path, &frags(&["", "  \n\t", "content"])),
+        tracker.check_edit("t", path, &frags(&["", "  \n\t", "content"]), None),
         ReadCheck::Ok
     );
     assert_eq!(
-        tracker.check_edit("t", path, &frags(&["", "missing"])),
+        tracker.check_edit("t", path, &frags(&["", "missing"]), None),
         ReadCheck::StaleOldText
     );
 }
@@ -95,7 +96,7 @@ fn a_complete_read_without_text_allows_the_edit() {
     let path = Path::new("/ws/logo.png");
     read(&tracker, "t", path, None, false);
     assert_eq!(
-        tracker.check_edit("t", path, &frags(&["anything"])),
+        tracker.check_edit("t", path, &frags(&["anything"]), None),
         ReadCheck::Ok
     );
 }
@@ -107,13 +108,13 @@ fn the_injected_normaliser_applies_to_both_sides() {
     let path = Path::new("/ws/quotes.md");
     read(&tracker, "t", path, Some("say \u{201c}hi\u{201d}\n"), false);
     assert_eq!(
-        tracker.check_edit("t", path, &frags(&["say \"hi\""])),
+        tracker.check_edit("t", path, &frags(&["say \"hi\""]), None),
         ReadCheck::Ok
     );
     let exact = InMemoryReadTracker::default();
     read(&exact, "t", path, Some("say \u{201c}hi\u{201d}\n"), false);
     assert_eq!(
-        exact.check_edit("t", path, &frags(&["say \"hi\""])),
+        exact.check_edit("t", path, &frags(&["say \"hi\""]), None),
         ReadCheck::StaleOldText
     );
 }
@@ -125,12 +126,15 @@ fn each_thread_keeps_its_128_most_recent_files() {
         read(&tracker, "t", &file(n), Some("x"), false);
     }
     assert_eq!(
-        tracker.check_edit("t", &file(0), &[]),
+        tracker.check_edit("t", &file(0), &[], None),
         ReadCheck::NotRead,
         "least recent evicted"
     );
-    assert_eq!(tracker.check_edit("t", &file(1), &[]), ReadCheck::Ok);
-    assert_eq!(tracker.check_edit("t", &file(128), &[]), ReadCheck::Ok);
+    assert_eq!(tracker.check_edit("t", &file(1), &[], None), ReadCheck::Ok);
+    assert_eq!(
+        tracker.check_edit("t", &file(128), &[], None),
+        ReadCheck::Ok
+    );
 }
 
 #[test]
@@ -144,15 +148,15 @@ fn checking_a_file_keeps_it_recent() {
     );
     read(&tracker, "t", &file(0), Some("x"), false);
     read(&tracker, "t", &file(1), Some("x"), false);
-    assert_eq!(tracker.check_edit("t", &file(0), &[]), ReadCheck::Ok);
+    assert_eq!(tracker.check_edit("t", &file(0), &[], None), ReadCheck::Ok);
     read(&tracker, "t", &file(2), Some("x"), false);
     assert_eq!(
-        tracker.check_edit("t", &file(0), &[]),
+        tracker.check_edit("t", &file(0), &[], None),
         ReadCheck::Ok,
         "used recently, kept"
     );
     assert_eq!(
-        tracker.check_edit("t", &file(1), &[]),
+        tracker.check_edit("t", &file(1), &[], None),
         ReadCheck::NotRead,
         "evicted"
     );
@@ -165,12 +169,15 @@ fn at_most_128_threads_are_remembered() {
         read(&tracker, &format!("thread{n}"), &file(0), Some("x"), false);
     }
     assert_eq!(
-        tracker.check_edit("thread0", &file(0), &[]),
+        tracker.check_edit("thread0", &file(0), &[], None),
         ReadCheck::NotRead
     );
-    assert_eq!(tracker.check_edit("thread1", &file(0), &[]), ReadCheck::Ok);
     assert_eq!(
-        tracker.check_edit("thread128", &file(0), &[]),
+        tracker.check_edit("thread1", &file(0), &[], None),
+        ReadCheck::Ok
+    );
+    assert_eq!(
+        tracker.check_edit("thread128", &file(0), &[], None),
         ReadCheck::Ok
     );
 }
@@ -182,15 +189,18 @@ fn reads_from_earlier_turns_count_and_clearing_is_per_thread() {
     read(&tracker, "t", &file(0), Some("old turn"), false);
     read(&tracker, "t", &file(1), Some("later turn"), false);
     assert_eq!(
-        tracker.check_edit("t", &file(0), &frags(&["old turn"])),
+        tracker.check_edit("t", &file(0), &frags(&["old turn"]), None),
         ReadCheck::Ok
     );
     tracker.clear_thread("t");
     tracker.clear_thread("never-seen");
-    assert_eq!(tracker.check_edit("t", &file(0), &[]), ReadCheck::NotRead);
+    assert_eq!(
+        tracker.check_edit("t", &file(0), &[], None),
+        ReadCheck::NotRead
+    );
     read(&tracker, "t", &file(0), Some("again"), false);
     assert_eq!(
-        tracker.check_edit("t", &file(0), &frags(&["again"])),
+        tracker.check_edit("t", &file(0), &frags(&["again"]), None),
         ReadCheck::Ok
     );
 }

@@ -20,12 +20,21 @@
 //! mode but danger-full-access its physical target, with symlinks followed (dangling ones by
 //! hand, at most [`MAX_LINK_FOLLOWS`] links), must lie inside a root's canonical path, for
 //! reads as well as writes: `<ws>/evil -> /etc/passwd` is as far out as `../../etc/passwd`.
+//! A read outside is `sandbox_read_blocked`, a write outside `sandbox_write_blocked`.
+//!
+//! ## Protected paths
+//!
+//! A write may not touch the agent's own guards — `.git`, `.kun`, `.mcp.json`, `.claude`,
+//! `.agents`, at any depth — in any mode but danger-full-access: `sandbox_protected_path`,
+//! unless the user's config lists an exception ([`ProtectedPaths`]). The rule sits where
+//! paths are resolved for writing, so every file-changing tool obeys it.
 //!
 //! ## Confinement
 //!
-//! [`SandboxCapabilities::probe`] picks the tier commands run under. Today that is always
-//! [`NoConfinement`]: bubblewrap and Landlock tiers come later, behind the same
-//! [`CommandConfinement`](kun_ports::CommandConfinement) port.
+//! [`SandboxCapabilities::probe`] picks the tier commands run under, once at start: bubblewrap
+//! when usable, else Landlock + seccomp, else [`NoConfinement`], each behind the
+//! [`CommandConfinement`](kun_ports::CommandConfinement) port (see the `confinement` module
+//! and the README's threat model).
 //!
 //! ## Example
 //!
@@ -36,9 +45,14 @@
 //! let caps = SandboxCapabilities::probe();
 //! let sandbox = WorkspaceSandbox::for_confinement(caps.confinement().as_ref());
 //!
-//! // Unconfined commands need an approval under workspace-write.
+//! // Under workspace-write, commands need an approval unless a tier confines them.
 //! let verdict = sandbox.check_tool("bash", ToolKind::CommandExecution, SandboxMode::WorkspaceWrite);
-//! assert_eq!(verdict, SandboxVerdict::ApprovalRequired);
+//! let expected = if caps.tier().is_confined() {
+//!     SandboxVerdict::Allowed
+//! } else {
+//!     SandboxVerdict::ApprovalRequired
+//! };
+//! assert_eq!(verdict, expected);
 //!
 //! // Paths stay inside the workspace.
 //! let ws = tempfile::tempdir()?;
@@ -50,7 +64,13 @@
 //! let escape = sandbox
 //!     .resolve_path("../elsewhere.txt", &roots, SandboxMode::WorkspaceWrite, PathAccess::Read)
 //!     .unwrap_err();
-//! assert_eq!(escape.code, ErrorCode::SandboxWriteBlocked);
+//! assert_eq!(escape.code, ErrorCode::SandboxReadBlocked);
+//!
+//! // The agent's own guards are not writable.
+//! let guard = sandbox
+//!     .resolve_path(".git/hooks/pre-commit", &roots, SandboxMode::WorkspaceWrite, PathAccess::Write)
+//!     .unwrap_err();
+//! assert_eq!(guard.code, ErrorCode::SandboxProtectedPath);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -60,9 +80,16 @@ mod matrix;
 mod paths;
 mod physical;
 mod policy;
+mod protected;
 
-pub use confinement::{NoConfinement, SandboxCapabilities};
+#[cfg(target_os = "linux")]
+pub use confinement::{BubblewrapConfinement, LandlockConfinement};
+pub use confinement::{
+    BubblewrapProgram, ConfinementReport, DEFAULT_MAX_PROCESSES, LandlockProbe, NoConfinement,
+    ProbeOptions, ProbeOutcome, ProbeStatus, SandboxCapabilities,
+};
 pub use matrix::tool_verdict;
 pub use paths::resolve_workspace_path;
 pub use physical::MAX_LINK_FOLLOWS;
 pub use policy::WorkspaceSandbox;
+pub use protected::{InvalidException, ProtectedPaths};

@@ -11,7 +11,13 @@
 //! 4. Find the physical target (symlinks followed, dangling ones by hand; see
 //!    [`crate::physical`]) and require it inside some root's canonical path, for reads as
 //!    well as writes. Anything else (an escape, a link loop, a missing primary root) is
-//!    `sandbox_write_blocked`: the sandbox refuses what it cannot prove inside.
+//!    refused — `sandbox_read_blocked` for a read, `sandbox_write_blocked` for a write: the
+//!    sandbox refuses what it cannot prove inside.
+//! 5. For a write, refuse the agent's own guards (`.git`, `.kun`, `.mcp.json`, `.claude`,
+//!    `.agents`, at any depth, in the spellings file systems fold) on the lexical and the
+//!    physical path, unless the user listed an exception: `sandbox_protected_path` (see
+//!    [`crate::protected`]). Every file-changing tool resolves its path here, so the rule
+//!    holds for tools that do not exist yet.
 //!
 //! The answer carries the lexical path (for display and as a command's cwd), the physical one
 //! (what was checked), the root and the `/`-separated path relative to it. A tool that writes
@@ -21,6 +27,7 @@
 use crate::lexical::{absolute_against, normalize, relative_to};
 use crate::matrix::MODE_SETTING;
 use crate::physical::{MAX_LINK_FOLLOWS, Unresolvable, physical_path};
+use crate::protected::ProtectedPaths;
 use kun_ports::{ErrorCode, PathAccess, PathError, ResolvedPath, SandboxMode};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -33,8 +40,9 @@ struct Root {
     physical: PathBuf,
 }
 
-/// Resolves a tool's path argument against the workspace `roots` under `mode` for `access`.
-/// This is what [`crate::WorkspaceSandbox`] answers for
+/// Resolves a tool's path argument against the workspace `roots` under `mode` for `access`,
+/// with `protected` deciding which guards a write may not touch. This is what
+/// [`crate::WorkspaceSandbox`] answers for
 /// [`SandboxPolicy::resolve_path`](kun_ports::SandboxPolicy::resolve_path).
 ///
 /// Relative roots are taken against the process's working directory. Missing roots other
@@ -42,14 +50,16 @@ struct Root {
 ///
 /// # Errors
 /// A [`PathError`] naming the path as given: `invalid_arguments` for malformed input,
-/// `sandbox_read_only` / `sandbox_write_blocked` for writes the mode refuses, and
-/// `sandbox_write_blocked` for paths outside every root, link loops and a missing primary
-/// root.
+/// `sandbox_read_only` / `sandbox_write_blocked` for writes the mode refuses;
+/// `sandbox_read_blocked` (reads) or `sandbox_write_blocked` (writes) for paths outside every
+/// root, link loops and a missing primary root; `sandbox_protected_path` for a write to a
+/// guard.
 pub fn resolve_workspace_path(
     input: &str,
     roots: &[PathBuf],
     mode: SandboxMode,
     access: PathAccess,
+    protected: &ProtectedPaths,
 ) -> Result<ResolvedPath, PathError> {
     check_input(input)?;
     let roots = lexical_roots(roots)?;
@@ -59,7 +69,7 @@ pub fn resolve_workspace_path(
     check_access(input, mode, access)?;
     let Some(primary) = roots.first() else {
         return Err(error(
-            ErrorCode::SandboxWriteBlocked,
+            boundary_code(access),
             format!(
                 "cannot check `{}`: no workspace root is configured, so the sandbox has \
                  nothing to keep paths inside; start with a workspace directory",
@@ -68,10 +78,10 @@ pub fn resolve_workspace_path(
         ));
     };
     let lexical = absolute_against(Path::new(input), primary);
-    let existing = physical_roots(&roots)?;
-    let physical = physical_path(&lexical).map_err(|why| unresolvable(input, why))?;
+    let existing = physical_roots(&roots, access)?;
+    let physical = physical_path(&lexical).map_err(|why| unresolvable(input, why, access))?;
     let Some(container) = existing.iter().find(|r| physical.starts_with(&r.physical)) else {
-        return Err(escape(input, &physical, &roots, mode));
+        return Err(escape(input, &physical, &roots, mode, access));
     };
     // Name the root the path was written under when there is one; otherwise the root the
     // path physically lies in.
@@ -82,12 +92,26 @@ pub fn resolve_workspace_path(
             relative_to(&physical, &container.physical).map(|rel| (&container.lexical, rel))
         })
         .unwrap_or((&container.lexical, ".".to_owned()));
+    if access == PathAccess::Write {
+        let physical_relative = physical
+            .strip_prefix(&container.physical)
+            .unwrap_or(&physical);
+        protected.check_write(input, Path::new(&relative), physical_relative)?;
+    }
     Ok(ResolvedPath {
         root: Some(root.clone()),
         relative,
         lexical,
         physical,
     })
+}
+
+/// The code for a path the sandbox cannot prove inside the roots.
+const fn boundary_code(access: PathAccess) -> ErrorCode {
+    match access {
+        PathAccess::Read => ErrorCode::SandboxReadBlocked,
+        PathAccess::Write => ErrorCode::SandboxWriteBlocked,
+    }
 }
 
 /// Rejects input no file name can match.
@@ -192,7 +216,7 @@ fn lexical_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, PathError> {
 }
 
 /// The roots that exist, canonicalised. The primary root must exist; the others may not.
-fn physical_roots(roots: &[PathBuf]) -> Result<Vec<Root>, PathError> {
+fn physical_roots(roots: &[PathBuf], access: PathAccess) -> Result<Vec<Root>, PathError> {
     let mut out = Vec::with_capacity(roots.len());
     for (index, lexical) in roots.iter().enumerate() {
         match fs::canonicalize(lexical) {
@@ -202,7 +226,7 @@ fn physical_roots(roots: &[PathBuf]) -> Result<Vec<Root>, PathError> {
             }),
             _ if index == 0 => {
                 return Err(error(
-                    ErrorCode::SandboxWriteBlocked,
+                    boundary_code(access),
                     format!(
                         "the workspace root `{}` does not exist or is not a directory, so no \
                          path can be checked against it; create it or start with an existing \
@@ -218,10 +242,16 @@ fn physical_roots(roots: &[PathBuf]) -> Result<Vec<Root>, PathError> {
 }
 
 /// The error for a path whose target lies outside every root.
-fn escape(input: &str, physical: &Path, roots: &[PathBuf], mode: SandboxMode) -> PathError {
+fn escape(
+    input: &str,
+    physical: &Path,
+    roots: &[PathBuf],
+    mode: SandboxMode,
+    access: PathAccess,
+) -> PathError {
     let listed: Vec<_> = roots.iter().map(|r| r.display().to_string()).collect();
     error(
-        ErrorCode::SandboxWriteBlocked,
+        boundary_code(access),
         format!(
             "`{}` resolves to `{}`, outside the workspace ({}); under {mode} tools read and \
              write only inside the workspace roots. Use a path inside the workspace, or ask \
@@ -234,7 +264,7 @@ fn escape(input: &str, physical: &Path, roots: &[PathBuf], mode: SandboxMode) ->
 }
 
 /// The error for a path whose links cannot be followed.
-fn unresolvable(input: &str, why: Unresolvable) -> PathError {
+fn unresolvable(input: &str, why: Unresolvable, access: PathAccess) -> PathError {
     let message = match why {
         Unresolvable::TooManyLinks => format!(
             "`{}` cannot be resolved: following its symbolic links took more than \
@@ -249,7 +279,7 @@ fn unresolvable(input: &str, why: Unresolvable) -> PathError {
             link.display()
         ),
     };
-    error(ErrorCode::SandboxWriteBlocked, message)
+    error(boundary_code(access), message)
 }
 
 /// The input with control characters escaped, so a message stays on one line.

@@ -7,7 +7,7 @@
 )]
 
 use kun_ports::{ErrorCode, PathAccess, ResolvedPath, SandboxMode};
-use kun_sandbox::resolve_workspace_path;
+use kun_sandbox::{ProtectedPaths, resolve_workspace_path};
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -76,7 +76,13 @@ impl Fixture {
         mode: SandboxMode,
         access: PathAccess,
     ) -> Result<ResolvedPath, kun_ports::PathError> {
-        resolve_workspace_path(input, std::slice::from_ref(&self.ws), mode, access)
+        resolve_workspace_path(
+            input,
+            std::slice::from_ref(&self.ws),
+            mode,
+            access,
+            &ProtectedPaths::default(),
+        )
     }
 }
 
@@ -134,6 +140,15 @@ const CORPUS: &[(&str, &str, Outcome)] = &[
     ("tilde_is_just_a_name",      "~/.ssh/id_rsa",                   Inside { relative: "~/.ssh/id_rsa", physical: "~/.ssh/id_rsa" }),
 ];
 
+/// The code for a path outside every root: a read is `sandbox_read_blocked`, a write
+/// `sandbox_write_blocked`.
+const fn outside_code(access: PathAccess) -> ErrorCode {
+    match access {
+        PathAccess::Read => ErrorCode::SandboxReadBlocked,
+        PathAccess::Write => ErrorCode::SandboxWriteBlocked,
+    }
+}
+
 /// The (mode, access) pairs that check the boundary.
 const CHECKED: &[(SandboxMode, PathAccess)] = &[
     (SandboxMode::WorkspaceWrite, PathAccess::Read),
@@ -174,7 +189,7 @@ fn the_corpus_outcomes_hold_in_every_checked_mode() {
                         Err(err) => err,
                         Ok(got) => panic!("{label} must be refused, got {got:?}"),
                     };
-                    assert_eq!(err.code, ErrorCode::SandboxWriteBlocked, "{label}: {err:?}");
+                    assert_eq!(err.code, outside_code(access), "{label}: {err:?}");
                     assert!(err.message.contains(&input), "{label}: {}", err.message);
                     if matches!(outcome, Loops) {
                         assert!(err.message.contains("loop"), "{label}: {}", err.message);
@@ -274,6 +289,7 @@ fn a_symlinked_workspace_root_is_followed_and_kept_lexical() {
         std::slice::from_ref(&alias),
         SandboxMode::WorkspaceWrite,
         PathAccess::Write,
+        &ProtectedPaths::default(),
     )
     .unwrap();
     assert_eq!(got.lexical, alias.join("src/lib.rs"));

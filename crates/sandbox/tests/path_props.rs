@@ -8,7 +8,7 @@
 )]
 
 use kun_ports::{ErrorCode, PathAccess, SandboxMode};
-use kun_sandbox::resolve_workspace_path;
+use kun_sandbox::{ProtectedPaths, resolve_workspace_path};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::fs;
@@ -95,6 +95,7 @@ fn check(fx: &Fixture, input: &str) -> Result<(), TestCaseError> {
         &roots,
         SandboxMode::DangerFullAccess,
         PathAccess::Read,
+        &ProtectedPaths::default(),
     )
     .map_err(|e| TestCaseError::fail(format!("danger-full-access refused `{input}`: {e:?}")))?
     .lexical;
@@ -106,7 +107,8 @@ fn check(fx: &Fixture, input: &str) -> Result<(), TestCaseError> {
         (SandboxMode::ReadOnly, PathAccess::Read),
         (SandboxMode::ExternalSandbox, PathAccess::Read),
     ] {
-        let result = resolve_workspace_path(input, &roots, mode, access);
+        let result =
+            resolve_workspace_path(input, &roots, mode, access, &ProtectedPaths::default());
         match &result {
             Ok(got) => {
                 prop_assert!(
@@ -122,13 +124,11 @@ fn check(fx: &Fixture, input: &str) -> Result<(), TestCaseError> {
                 }
             }
             Err(err) => {
-                prop_assert_eq!(
-                    err.code,
-                    ErrorCode::SandboxWriteBlocked,
-                    "`{}`: {:?}",
-                    input,
-                    err
-                );
+                let outside = match access {
+                    PathAccess::Read => ErrorCode::SandboxReadBlocked,
+                    PathAccess::Write => ErrorCode::SandboxWriteBlocked,
+                };
+                prop_assert_eq!(err.code, outside, "`{}`: {:?}", input, err);
                 if let Ok(real) = &realpath {
                     prop_assert!(
                         !real.starts_with(&fx.canonical_ws),
@@ -152,7 +152,13 @@ fn check(fx: &Fixture, input: &str) -> Result<(), TestCaseError> {
         }
     }
 
-    let write = resolve_workspace_path(input, &roots, SandboxMode::ReadOnly, PathAccess::Write);
+    let write = resolve_workspace_path(
+        input,
+        &roots,
+        SandboxMode::ReadOnly,
+        PathAccess::Write,
+        &ProtectedPaths::default(),
+    );
     prop_assert_eq!(write.map_err(|e| e.code), Err(ErrorCode::SandboxReadOnly));
     Ok(())
 }
@@ -183,6 +189,7 @@ fn the_property_sees_both_outcomes() {
             &roots,
             SandboxMode::WorkspaceWrite,
             PathAccess::Write,
+            &ProtectedPaths::default(),
         )
     };
     assert!(resolve("in/self/b/new").is_ok());

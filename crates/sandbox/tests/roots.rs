@@ -7,7 +7,7 @@
 )]
 
 use kun_ports::{ErrorCode, PathAccess, SandboxMode};
-use kun_sandbox::resolve_workspace_path;
+use kun_sandbox::{ProtectedPaths, resolve_workspace_path};
 use std::fs;
 use std::path::PathBuf;
 
@@ -25,8 +25,14 @@ fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
 #[test]
 fn relative_paths_resolve_against_the_primary_root() {
     let (_temp, first, second) = dirs();
-    let got =
-        resolve_workspace_path("a.txt", &[first.clone(), second], MODE, PathAccess::Write).unwrap();
+    let got = resolve_workspace_path(
+        "a.txt",
+        &[first.clone(), second],
+        MODE,
+        PathAccess::Write,
+        &ProtectedPaths::default(),
+    )
+    .unwrap();
     assert_eq!(got.lexical, first.join("a.txt"));
     assert_eq!(got.root, Some(first));
 }
@@ -40,6 +46,7 @@ fn an_extra_root_admits_its_own_paths() {
         &[first, second.clone()],
         MODE,
         PathAccess::Write,
+        &ProtectedPaths::default(),
     )
     .unwrap();
     assert_eq!(got.root, Some(second));
@@ -50,9 +57,15 @@ fn an_extra_root_admits_its_own_paths() {
 fn a_path_in_an_unlisted_sibling_is_refused() {
     let (_temp, first, second) = dirs();
     let input = second.join("c.txt");
-    let err = resolve_workspace_path(input.to_str().unwrap(), &[first], MODE, PathAccess::Read)
-        .unwrap_err();
-    assert_eq!(err.code, ErrorCode::SandboxWriteBlocked);
+    let err = resolve_workspace_path(
+        input.to_str().unwrap(),
+        &[first],
+        MODE,
+        PathAccess::Read,
+        &ProtectedPaths::default(),
+    )
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::SandboxReadBlocked);
 }
 
 #[test]
@@ -60,9 +73,19 @@ fn a_missing_primary_root_is_a_clear_error() {
     let (temp, _first, second) = dirs();
     let missing = temp.path().join("gone");
     for access in [PathAccess::Read, PathAccess::Write] {
-        let err = resolve_workspace_path("a.txt", &[missing.clone(), second.clone()], MODE, access)
-            .unwrap_err();
-        assert_eq!(err.code, ErrorCode::SandboxWriteBlocked);
+        let err = resolve_workspace_path(
+            "a.txt",
+            &[missing.clone(), second.clone()],
+            MODE,
+            access,
+            &ProtectedPaths::default(),
+        )
+        .unwrap_err();
+        let expected = match access {
+            PathAccess::Read => ErrorCode::SandboxReadBlocked,
+            PathAccess::Write => ErrorCode::SandboxWriteBlocked,
+        };
+        assert_eq!(err.code, expected);
         assert!(err.message.contains("does not exist"), "{}", err.message);
         assert!(
             err.message.contains(&missing.display().to_string()),
@@ -77,7 +100,14 @@ fn a_primary_root_that_is_a_file_is_refused() {
     let (temp, _first, _second) = dirs();
     let file = temp.path().join("file");
     fs::write(&file, "x").unwrap();
-    let err = resolve_workspace_path("a.txt", &[file], MODE, PathAccess::Read).unwrap_err();
+    let err = resolve_workspace_path(
+        "a.txt",
+        &[file],
+        MODE,
+        PathAccess::Read,
+        &ProtectedPaths::default(),
+    )
+    .unwrap_err();
     assert!(err.message.contains("not a directory"), "{}", err.message);
 }
 
@@ -90,6 +120,7 @@ fn missing_extra_roots_are_ignored() {
         &[first.clone(), gone.clone()],
         MODE,
         PathAccess::Write,
+        &ProtectedPaths::default(),
     )
     .unwrap();
     assert_eq!(ok.root, Some(first.clone()));
@@ -99,6 +130,7 @@ fn missing_extra_roots_are_ignored() {
         &[first, gone],
         MODE,
         PathAccess::Write,
+        &ProtectedPaths::default(),
     )
     .unwrap_err();
     assert_eq!(err.code, ErrorCode::SandboxWriteBlocked);
@@ -106,14 +138,35 @@ fn missing_extra_roots_are_ignored() {
 
 #[test]
 fn no_roots_at_all() {
-    let err = resolve_workspace_path("a.txt", &[], MODE, PathAccess::Read).unwrap_err();
-    assert_eq!(err.code, ErrorCode::SandboxWriteBlocked);
+    let err = resolve_workspace_path(
+        "a.txt",
+        &[],
+        MODE,
+        PathAccess::Read,
+        &ProtectedPaths::default(),
+    )
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::SandboxReadBlocked);
     assert!(err.message.contains("no workspace root"), "{}", err.message);
 
     let danger = SandboxMode::DangerFullAccess;
-    let err = resolve_workspace_path("a.txt", &[], danger, PathAccess::Read).unwrap_err();
+    let err = resolve_workspace_path(
+        "a.txt",
+        &[],
+        danger,
+        PathAccess::Read,
+        &ProtectedPaths::default(),
+    )
+    .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArguments);
-    let ok = resolve_workspace_path("/etc/hosts", &[], danger, PathAccess::Read).unwrap();
+    let ok = resolve_workspace_path(
+        "/etc/hosts",
+        &[],
+        danger,
+        PathAccess::Read,
+        &ProtectedPaths::default(),
+    )
+    .unwrap();
     assert_eq!(ok.lexical, PathBuf::from("/etc/hosts"));
     assert_eq!(ok.root, None);
 }
@@ -127,6 +180,7 @@ fn a_link_from_the_first_root_into_the_second_is_inside() {
         &[first.clone(), second.clone()],
         MODE,
         PathAccess::Write,
+        &ProtectedPaths::default(),
     )
     .unwrap();
     assert_eq!(got.root, Some(first));
@@ -141,6 +195,7 @@ fn a_link_from_the_first_root_into_the_second_is_inside() {
         &[got.root.unwrap()],
         MODE,
         PathAccess::Write,
+        &ProtectedPaths::default(),
     )
     .unwrap_err();
     assert_eq!(err.code, ErrorCode::SandboxWriteBlocked);

@@ -6,15 +6,15 @@
 //! explicit approval (a file leaves the machine), which a PreToolUse `allow` does not skip.
 
 use super::no_follow;
-use crate::{Failure, Outcome, finish, parse_args, schema_for};
+use crate::Failure;
+use crate::output::format_size;
 use async_trait::async_trait;
 use kun_ports::{
-    ImBridge, PathAccess, SideEffect, Tool, ToolContext, ToolError, ToolHostContext, ToolKind,
-    ToolPolicy, ToolResult, ToolSpec,
+    ImBridge, PathAccess, SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy, ToolSpec,
+    TypedTool,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 const DESCRIPTION: &str = "Send a file from the workspace to the user's chat conversation as an attachment, with an \
@@ -23,12 +23,27 @@ optional caption. The user approves every send.";
 /// Arguments of `send_im_attachment`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SendArgs {
+pub struct SendArgs {
     /// The file to send: relative to the workspace root, or absolute inside it.
     path: String,
     /// A short message shown with the file.
     #[serde(default)]
     caption: Option<String>,
+}
+
+/// What a successful send returns; the model reads one line
+/// (`sent report.pdf (12.3 KB) to the chat as message 42`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SendOutput {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// Its size in bytes.
+    pub byte_size: u64,
+    /// The caption sent with it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caption: Option<String>,
+    /// The chat's id for the message.
+    pub message_id: String,
 }
 
 /// The `send_im_attachment` tool: `tool_call`, `on-request`, explicit approval on every call.
@@ -49,21 +64,21 @@ impl SendImAttachmentTool {
     /// The tool, sending through `bridge`.
     #[must_use]
     pub fn new(bridge: Arc<dyn ImBridge>) -> Self {
-        let spec = ToolSpec::new("send_im_attachment", DESCRIPTION, schema_for::<SendArgs>())
+        let spec = ToolSpec::typed::<SendArgs, SendOutput>("send_im_attachment", DESCRIPTION)
             .with_kind(ToolKind::ToolCall)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::Unknown);
         Self { spec, bridge }
     }
 
-    async fn run(&self, arguments: Value, ctx: ToolContext<'_>) -> Outcome {
-        let args: SendArgs = parse_args("send_im_attachment", arguments)?;
+    async fn send(&self, args: SendArgs, ctx: ToolContext<'_>) -> Result<SendOutput, Failure> {
         if args.path.trim().is_empty() {
             return Err(Failure::invalid("path is empty: name the file to send"));
         }
         let resolved = ctx.resolve_path(&args.path, PathAccess::Read)?;
         // Checks it is a regular file now, without following a swapped-in link.
-        let file = no_follow::open_file(&resolved.physical)?;
+        let file = no_follow::open_file(&resolved.physical)
+            .map_err(|err| err.named(&resolved.relative))?;
         let byte_size = file.metadata()?.len();
         drop(file);
         let caption = args.caption.filter(|c| !c.trim().is_empty());
@@ -77,36 +92,39 @@ impl SendImAttachmentTool {
                     resolved.relative, err.message
                 ))
             })?;
-        Ok(json!({
-            "path": resolved.lexical.display().to_string(),
-            "relative_path": resolved.relative,
-            "byte_size": byte_size,
-            "caption": caption,
-            "message_id": message_id,
-        }))
+        Ok(SendOutput {
+            path: resolved.relative,
+            byte_size,
+            caption,
+            message_id,
+        })
     }
 }
 
 #[async_trait]
-impl Tool for SendImAttachmentTool {
+impl TypedTool for SendImAttachmentTool {
+    type Args = SendArgs;
+    type Output = SendOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
+    fn render(&self, output: &SendOutput) -> String {
+        format!(
+            "sent {} ({}) to the chat as message {}",
+            output.path,
+            format_size(output.byte_size),
+            output.message_id
+        )
+    }
+
     /// Always: a file leaves the machine.
-    fn explicit_approval(
-        &self,
-        _arguments: &Value,
-        _ctx: &ToolHostContext,
-    ) -> Result<bool, String> {
+    fn explicit_approval(&self, _args: &SendArgs, _ctx: &ToolHostContext) -> Result<bool, String> {
         Ok(true)
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(finish(self.run(arguments, ctx).await))
+    async fn run(&self, args: SendArgs, ctx: ToolContext<'_>) -> Result<SendOutput, Failure> {
+        self.send(args, ctx).await
     }
 }

@@ -23,15 +23,16 @@ mod no_follow;
 mod read;
 mod write;
 
-pub use edit::{EditTool, normalize_for_fuzzy_match};
-pub use im_attachment::SendImAttachmentTool;
+pub use edit::{EditOutput, EditTool, normalize_for_fuzzy_match};
+pub use im_attachment::{SendImAttachmentTool, SendOutput};
 pub use mutation_queue::{LockError, LockSettings, MutationGuard, MutationQueue};
-pub use read::{DEFAULT_MAX_IMAGE_BYTES, ReadTool};
-pub use write::WriteTool;
+pub use read::{
+    DEFAULT_MAX_IMAGE_BYTES, ImageOutput, ReadBody, ReadOutput, ReadTool, TextPage, TruncatedBy,
+};
+pub use write::{LinesChanged, MAX_DIFF_BYTES, WriteChange, WriteOutput, WriteTool};
 
-use crate::{Failure, Outcome, OutputLimits};
+use crate::{Failure, OutputLimits};
 use kun_ports::{ImBridge, Tool};
-use serde_json::Value;
 use std::sync::Arc;
 
 /// The `read` tool with these page limits.
@@ -59,19 +60,16 @@ pub fn send_im_attachment_tool(bridge: Arc<dyn ImBridge>) -> Arc<dyn Tool> {
     Arc::new(SendImAttachmentTool::new(bridge))
 }
 
-/// The non-blank `path` argument, as given.
-fn path_argument(arguments: &Value) -> Option<String> {
-    arguments
-        .get("path")
-        .and_then(Value::as_str)
-        .filter(|p| !p.trim().is_empty())
-        .map(str::to_owned)
+/// The path argument when it is not blank.
+fn non_blank(path: &str) -> Option<String> {
+    (!path.trim().is_empty()).then(|| path.to_owned())
 }
 
 /// Runs blocking file work off the async threads.
-async fn run_blocking<F>(work: F) -> Outcome
+async fn run_blocking<T, F>(work: F) -> Result<T, Failure>
 where
-    F: FnOnce() -> Outcome + Send + 'static,
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, Failure> + Send + 'static,
 {
     tokio::task::spawn_blocking(work)
         .await

@@ -16,12 +16,23 @@
 //!    * otherwise polls every [`LockSettings::poll`], giving up after
 //!      [`LockSettings::timeout`] with [`LockError::Timeout`].
 //!
+//! The lock directories live in a **private per-user directory** ([`default_lock_root`]:
+//! `$XDG_STATE_HOME/kun/locks`, else `~/.local/state/kun/locks`), never in the shared temp
+//! directory: another user could plant a lock there with a live pid and stall every write for
+//! the whole timeout. Before each lock the root is checked (created `0700` when missing): it
+//! must be a real directory owned by this user and closed to group and others; one that is
+//! merely too open is tightened, one that belongs to someone else or is a symbolic link is
+//! refused with [`LockError::Io`]. Processes of the same user share the root, so they still
+//! serialise; different users writing one file do not (their own file permissions decide).
+//!
 //! Known limit: the liveness check trusts the pid, so a lock left by a crashed process whose
 //! pid was reused is held until that process exits (or, if it never does, the wait times out
 //! and the error names the lock directory to remove).
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -44,15 +55,84 @@ pub struct LockSettings {
 }
 
 impl Default for LockSettings {
-    /// `<temp dir>/kun-file-locks`, poll 25 ms, timeout 60 s, ownerless locks stale after 10 min.
+    /// [`default_lock_root`], poll 25 ms, timeout 60 s, ownerless locks stale after 10 min.
     fn default() -> Self {
         Self {
-            root: std::env::temp_dir().join("kun-file-locks"),
+            root: default_lock_root(),
             poll: Duration::from_millis(25),
             timeout: Duration::from_secs(60),
             ownerless_stale_after: Duration::from_secs(600),
         }
     }
+}
+
+/// The private per-user directory for lock directories: `$XDG_STATE_HOME/kun/locks` (an
+/// absolute `XDG_STATE_HOME` only, as the XDG spec says), else `$HOME/.local/state/kun/locks`,
+/// else — no usable home — `<temp dir>/kun-locks-<uid>`, which gets the same ownership
+/// check as the others before use.
+#[must_use]
+pub fn default_lock_root() -> PathBuf {
+    lock_root_from(
+        std::env::var_os("XDG_STATE_HOME"),
+        std::env::var_os("HOME"),
+        rustix::process::geteuid().as_raw(),
+    )
+}
+
+/// [`default_lock_root`] for these environment values.
+fn lock_root_from(xdg_state_home: Option<OsString>, home: Option<OsString>, uid: u32) -> PathBuf {
+    let absolute = |value: Option<OsString>| {
+        value
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute() && path.parent().is_some())
+    };
+    if let Some(state) = absolute(xdg_state_home) {
+        return state.join("kun").join("locks");
+    }
+    if let Some(home) = absolute(home) {
+        return home.join(".local/state/kun/locks");
+    }
+    std::env::temp_dir().join(format!("kun-locks-{uid}"))
+}
+
+/// Makes sure `root` is a private directory of this user: created `0700` (with its missing
+/// parents) when absent, tightened to `0700` when it is ours but open to others, refused when
+/// it is a symbolic link, not a directory, or owned by another user.
+fn ensure_private_root(root: &Path) -> std::io::Result<()> {
+    match std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(root)
+    {
+        Ok(()) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(err) => return Err(err),
+    }
+    let meta = std::fs::symlink_metadata(root)?;
+    let refuse = |why: String| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "the lock directory {} {why}, so locks there cannot be trusted; remove it, or \
+                 set XDG_STATE_HOME to a directory of your own",
+                root.display()
+            ),
+        ))
+    };
+    if meta.file_type().is_symlink() || !meta.is_dir() {
+        return refuse("is not a plain directory (a symbolic link or a file)".to_owned());
+    }
+    let uid = rustix::process::geteuid().as_raw();
+    if meta.uid() != uid {
+        return refuse(format!(
+            "belongs to user {} rather than to you (user {uid})",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 /// A lock could not be taken.
@@ -261,6 +341,7 @@ async fn acquire_dir(
         lock_dir: lock_dir.to_path_buf(),
         source,
     };
+    ensure_private_root(&settings.root).map_err(io_error)?;
     let started = Instant::now();
     loop {
         match std::fs::create_dir(lock_dir) {
@@ -279,7 +360,7 @@ async fn acquire_dir(
                 }
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(&settings.root).map_err(io_error)?;
+                ensure_private_root(&settings.root).map_err(io_error)?;
                 if std::fs::create_dir(lock_dir).is_ok() {
                     return claim(lock_dir, key).map_err(io_error);
                 }
@@ -402,6 +483,122 @@ mod tests {
             second.local.lock().unwrap().is_empty(),
             "a failed lock releases its in-process entry"
         );
+    }
+
+    #[test]
+    fn the_lock_root_is_per_user_and_never_the_shared_temp_dir_when_a_home_exists() {
+        let os = |s: &str| Some(OsString::from(s));
+        let fallback = std::env::temp_dir().join("kun-locks-1000");
+        let table: &[(Option<OsString>, Option<OsString>, PathBuf)] = &[
+            (os("/state"), os("/home/u"), "/state/kun/locks".into()),
+            (None, os("/home/u"), "/home/u/.local/state/kun/locks".into()),
+            (
+                os("relative"),
+                os("/home/u"),
+                "/home/u/.local/state/kun/locks".into(),
+            ),
+            (
+                os(""),
+                os("/home/u"),
+                "/home/u/.local/state/kun/locks".into(),
+            ),
+            (None, os("/"), fallback.clone()),
+            (None, os("home"), fallback.clone()),
+            (None, None, fallback),
+        ];
+        for (xdg, home, expected) in table {
+            assert_eq!(
+                &lock_root_from(xdg.clone(), home.clone(), 1000),
+                expected,
+                "{xdg:?} {home:?}"
+            );
+        }
+        let root = default_lock_root();
+        assert_ne!(root, std::env::temp_dir().join("kun-file-locks"));
+    }
+
+    #[tokio::test]
+    async fn the_root_is_created_private_and_an_open_one_is_tightened() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("state/kun/locks");
+        let queue = MutationQueue::new(settings(&root));
+        drop(queue.lock(&dir.path().join("f.txt")).await.unwrap());
+        let mode = std::fs::metadata(&root).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{mode:o}");
+
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
+        drop(queue.lock(&dir.path().join("f.txt")).await.unwrap());
+        let mode = std::fs::metadata(&root).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700, "tightened: {mode:o}");
+    }
+
+    #[tokio::test]
+    async fn a_symlinked_or_foreign_root_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let link = dir.path().join("locks");
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        let err = MutationQueue::new(settings(&link))
+            .lock(&dir.path().join("f.txt"))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("not a plain directory"), "{err}");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+        if rustix::process::geteuid().is_root() {
+            // Root can hand a directory to another user, as a planted one would be.
+            let foreign = dir.path().join("foreign");
+            std::fs::create_dir(&foreign).unwrap();
+            std::fs::set_permissions(&foreign, std::fs::Permissions::from_mode(0o700)).unwrap();
+            rustix::fs::chown(
+                &foreign,
+                Some(rustix::fs::Uid::from_raw(65_534)),
+                Some(rustix::fs::Gid::from_raw(65_534)),
+            )
+            .unwrap();
+            let err = MutationQueue::new(settings(&foreign))
+                .lock(&dir.path().join("f.txt"))
+                .await
+                .unwrap_err();
+            assert!(err.to_string().contains("belongs to user 65534"), "{err}");
+        }
+    }
+
+    /// Issue 9: a lock planted in the shared temp dir with a live owner pid (here pid 1, which
+    /// always runs) stalled writes for the whole timeout. The default queue no longer looks
+    /// there.
+    #[tokio::test]
+    async fn a_lock_planted_in_the_shared_temp_dir_no_longer_matters() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("victim.txt");
+        let key = MutationQueue::key_for(&file);
+        let old_root = std::env::temp_dir().join("kun-file-locks");
+        let planted = MutationQueue::new(LockSettings {
+            root: old_root.clone(),
+            ..settings(&old_root)
+        })
+        .lock_dir_for(&key);
+        std::fs::create_dir_all(&planted).unwrap();
+        let owner = Owner {
+            pid: 1,
+            created_at_ms: 0,
+            key: key.display().to_string(),
+        };
+        std::fs::write(
+            planted.join(OWNER_FILE),
+            serde_json::to_vec(&owner).unwrap(),
+        )
+        .unwrap();
+
+        let queue = MutationQueue::new(LockSettings {
+            timeout: Duration::from_millis(300),
+            ..LockSettings::default()
+        });
+        let guard = queue.lock(&file).await.unwrap();
+        assert!(!queue.lock_dir_for(guard.key()).starts_with(&old_root));
+        drop(guard);
+        let _ = std::fs::remove_dir_all(&planted);
     }
 
     #[test]

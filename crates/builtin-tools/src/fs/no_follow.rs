@@ -66,15 +66,42 @@ impl FileError {
     }
 }
 
+impl FileError {
+    /// The failure the model reads, naming the file as `shown` (the workspace-relative path
+    /// the model knows) instead of the physical path.
+    pub(crate) fn named(self, shown: &str) -> crate::Failure {
+        let message = match &self {
+            Self::Symlink(_) => format!(
+                "{shown} became a symbolic link after the path was checked; refusing to follow it. \
+                 Check the path and try again"
+            ),
+            Self::Directory(_) => {
+                format!(
+                    "{shown} is a directory, not a file; list it with ls or pick a file inside it"
+                )
+            }
+            Self::NotRegular(_) => format!("{shown} is not a regular file"),
+            Self::NotFound(_) => format!("{shown} does not exist; check the path with ls or glob"),
+            Self::Io { source, .. } => format!("{shown}: {source}"),
+        };
+        self.with_message(message)
+    }
+
+    fn with_message(self, message: String) -> crate::Failure {
+        match self {
+            Self::Symlink(_) => {
+                crate::Failure::coded(kun_ports::ErrorCode::SandboxWriteBlocked, message)
+            }
+            Self::NotFound(_) => crate::Failure::new(message).with("reason", "file_not_found"),
+            _ => crate::Failure::new(message),
+        }
+    }
+}
+
 impl From<FileError> for crate::Failure {
     fn from(err: FileError) -> Self {
-        match err {
-            FileError::Symlink(_) => {
-                Self::coded(kun_ports::ErrorCode::SandboxWriteBlocked, err.to_string())
-            }
-            FileError::NotFound(_) => Self::new(err.to_string()).with("reason", "file_not_found"),
-            _ => Self::new(err.to_string()),
-        }
+        let message = err.to_string();
+        err.with_message(message)
     }
 }
 

@@ -2,10 +2,11 @@
 //! matched to responses by id, server requests answered with `null`, and published
 //! diagnostics kept per document.
 
+use kun_ports::process::GroupGuard;
+use kun_ports::{ConfinedCommand, ConfinementLease};
 use rustc_hash::FxHashMap;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
@@ -22,6 +23,11 @@ type Diagnostics = Arc<std::sync::Mutex<FxHashMap<String, Value>>>;
 /// A running language server.
 pub struct LspClient {
     child: Child,
+    /// Kills the server's process group when the client is dropped.
+    group: GroupGuard,
+    /// The confinement's lease, held for the server's life; as a field it drops after
+    /// [`Drop::drop`] killed the group.
+    _lease: ConfinementLease,
     stdin: Arc<Mutex<ChildStdin>>,
     next_id: AtomicI64,
     pending: Pending,
@@ -41,26 +47,23 @@ impl std::fmt::Debug for LspClient {
 }
 
 impl LspClient {
-    /// Starts the server (already confined and configured by the caller), initialises it for
-    /// `root`, and returns a ready client.
+    /// Starts the server (built by the confinement from a spec with stdin and stdout piped),
+    /// initialises it for `root`, and returns a ready client.
     ///
     /// # Errors
     /// When the server cannot start or does not answer `initialize` in time.
     pub async fn start(
-        command: std::process::Command,
+        confined: ConfinedCommand,
         root: &Path,
         timeout: Duration,
     ) -> Result<Self, String> {
+        let ConfinedCommand { command, lease } = confined;
         let mut command = tokio::process::Command::from(command);
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
-        command.process_group(0);
+        command.kill_on_drop(true);
         let mut child = command
             .spawn()
             .map_err(|err| format!("cannot start the language server: {err}"))?;
+        let group = GroupGuard::for_leader(child.id());
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err("the language server's pipes could not be opened".to_owned());
         };
@@ -77,6 +80,8 @@ impl LspClient {
         ));
         let client = Self {
             child,
+            group,
+            _lease: lease,
             stdin,
             next_id: AtomicI64::new(1),
             pending,
@@ -208,13 +213,7 @@ impl LspClient {
 impl Drop for LspClient {
     fn drop(&mut self) {
         self.reader.abort();
-        if let Some(pid) = self
-            .child
-            .id()
-            .and_then(|pid| rustix::process::Pid::from_raw(pid.cast_signed()))
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
+        self.group.kill();
     }
 }
 

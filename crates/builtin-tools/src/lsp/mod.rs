@@ -2,19 +2,38 @@
 //! language server over stdio, configured per language.
 //!
 //! Servers start on first use for a (workspace root, language) pair and stay up for the
-//! tool's lifetime; they run in their own process group, confined through the
-//! [`CommandConfinement`] port, and are killed with the tool.
+//! tool's lifetime; they are built by the [`CommandConfinement`] port (confined to the
+//! workspace, in their own session and process group, with only the allow-listed environment:
+//! see [`kun_ports::process`]), and their group is killed with the tool.
+//!
+//! A file with no configured server, or whose server is not installed, fails with
+//! `lsp_unavailable` naming the server to install — in the host's preflight (step 10b),
+//! before anyone is asked to approve starting it. The model reads one line per item
+//! (see [`render`](self#renderings)).
+//!
+//! # Renderings
+//!
+//! | action | one line per item |
+//! |---|---|
+//! | definition, references | `path:line:col: text` |
+//! | hover | the hover text |
+//! | document_symbols | `line:col kind name`, indented two spaces per nesting level |
+//! | diagnostics | `line:col severity: message (source)` |
 
 mod client;
 mod render;
 
 pub use client::{LspClient, path_to_uri, uri_to_path};
+pub use render::{Diagnostic, Location, Symbol};
 
-use crate::{Failure, Outcome, finish, parse_args, schema_for};
+use crate::Failure;
+use crate::shell::find_on_path;
 use async_trait::async_trait;
+use kun_ports::process::EnvAllowList;
 use kun_ports::{
-    CommandConfinement, ConfinementScope, PathAccess, SideEffect, Tool, ToolContext, ToolError,
-    ToolKind, ToolPolicy, ToolResult, ToolSpec,
+    ChildPipe, ChildStdio, CommandConfinement, CommandSpec, ConfinementScope, ErrorCode,
+    PathAccess, SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy, ToolSpec,
+    TypedTool,
 };
 use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
@@ -80,7 +99,7 @@ impl Default for LspConfig {
 /// What to ask the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum LspAction {
+pub enum LspAction {
     /// Where the symbol at the position is defined.
     Definition,
     /// Where the symbol at the position is used.
@@ -96,7 +115,7 @@ enum LspAction {
 /// Arguments of `lsp`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct LspArgs {
+pub struct LspArgs {
     /// What to ask.
     action: LspAction,
     /// The file, relative to the workspace root.
@@ -107,6 +126,73 @@ struct LspArgs {
     column: Option<u32>,
 }
 
+/// What `lsp` returns: the file, the server asked, and its answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LspOutput {
+    /// The file asked about, relative to the workspace root.
+    pub path: String,
+    /// The server's command.
+    pub server: String,
+    /// The answer, by action.
+    #[serde(flatten)]
+    pub answer: LspAnswer,
+}
+
+/// A language server's answer, by action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum LspAnswer {
+    /// Where the symbol is defined.
+    Definition {
+        /// Sorted by path, line, column.
+        locations: Vec<Location>,
+    },
+    /// Where the symbol is used.
+    References {
+        /// Sorted by path, line, column.
+        locations: Vec<Location>,
+    },
+    /// The symbol's type and documentation.
+    Hover {
+        /// Plain text (empty when the server had nothing).
+        hover: String,
+    },
+    /// The file's symbols, depth first.
+    DocumentSymbols {
+        /// Symbols with their nesting depth.
+        symbols: Vec<Symbol>,
+    },
+    /// The file's errors and warnings.
+    Diagnostics {
+        /// Sorted by position.
+        diagnostics: Vec<Diagnostic>,
+        /// Whether the server published diagnostics in time.
+        published: bool,
+    },
+}
+
+/// What to install for a server the default configuration names.
+fn install_hint(command: &str) -> Option<&'static str> {
+    match command {
+        "pylsp" => Some("pip install python-lsp-server"),
+        "rust-analyzer" => Some("rustup component add rust-analyzer"),
+        "typescript-language-server" => {
+            Some("npm install -g typescript-language-server typescript")
+        }
+        "gopls" => Some("go install golang.org/x/tools/gopls@latest"),
+        _ => None,
+    }
+}
+
+/// Whether `command` names an executable: a path that exists, or a name on `PATH`.
+fn is_installed(command: &str) -> bool {
+    if command.contains('/') {
+        Path::new(command).is_file()
+    } else {
+        find_on_path(command).is_some()
+    }
+}
+
 type ClientKey = (PathBuf, String);
 
 /// The `lsp` tool.
@@ -114,6 +200,7 @@ pub struct LspTool {
     spec: ToolSpec,
     config: LspConfig,
     confinement: Arc<dyn CommandConfinement>,
+    env: EnvAllowList,
     clients: Mutex<FxHashMap<ClientKey, Arc<LspClient>>>,
 }
 
@@ -130,20 +217,27 @@ impl LspTool {
     #[must_use]
     pub fn new(config: LspConfig, confinement: Arc<dyn CommandConfinement>) -> Self {
         Self {
-            spec: ToolSpec::new(
+            spec: ToolSpec::typed::<LspArgs, LspOutput>(
                 "lsp",
                 "Ask the project's language server: `definition`, `references` or `hover` of the symbol \
                  at a 1-based line and column, `document_symbols` of a file, or `diagnostics` (errors and \
                  warnings) of a file.",
-                schema_for::<LspArgs>(),
             )
             .with_kind(ToolKind::CommandExecution)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::ReadOnly),
             config,
             confinement,
+            env: EnvAllowList::default(),
             clients: Mutex::default(),
         }
+    }
+
+    /// Servers see the base environment plus these names (`[shell] env`), nothing else.
+    #[must_use]
+    pub fn with_env(mut self, env: EnvAllowList) -> Self {
+        self.env = env;
+        self
     }
 
     fn server_for(&self, path: &Path) -> Option<&LspServerConfig> {
@@ -152,6 +246,48 @@ impl LspTool {
             .servers
             .iter()
             .find(|s| s.extensions.iter().any(|e| e == ext))
+    }
+
+    /// The server for `path` when one is configured and installed, else `lsp_unavailable`
+    /// naming what to install.
+    fn usable_server(&self, path: &Path) -> Result<&LspServerConfig, Failure> {
+        let shown = path.display();
+        let Some(server) = self.server_for(path) else {
+            return Err(Failure::coded(
+                ErrorCode::LspUnavailable,
+                format!(
+                    "no language server is configured for {shown}; the lsp tool serves {}",
+                    self.served_extensions()
+                ),
+            ));
+        };
+        if !is_installed(&server.command) {
+            let mut message = format!(
+                "the {} language server `{}` is not installed (it is not on PATH), so lsp cannot \
+                 answer for {shown}",
+                server.language_id, server.command
+            );
+            match install_hint(&server.command) {
+                Some(hint) => message.push_str(&format!("; install it with `{hint}`")),
+                None => message.push_str("; install it"),
+            }
+            message.push_str(", or use grep and read instead");
+            return Err(Failure::coded(ErrorCode::LspUnavailable, message)
+                .with("server", server.command.clone())
+                .with("language", server.language_id.clone()));
+        }
+        Ok(server)
+    }
+
+    /// `.py, .pyi, .rs, …`
+    fn served_extensions(&self) -> String {
+        let all: Vec<String> = self
+            .config
+            .servers
+            .iter()
+            .flat_map(|s| s.extensions.iter().map(|e| format!(".{e}")))
+            .collect();
+        all.join(", ")
     }
 
     async fn client(
@@ -164,33 +300,39 @@ impl LspTool {
         if let Some(client) = clients.get(&key) {
             return Ok(Arc::clone(client));
         }
-        let mut command = std::process::Command::new(&server.command);
-        command.args(&server.args).current_dir(root);
-        self.confinement
-            .confine(&mut command, &ConfinementScope::workspace(root))
-            .map_err(|err| Failure::new(err.to_string()))?;
-        let client = LspClient::start(command, root, self.config.request_timeout).await.map_err(|err| {
-            Failure::new(format!(
+        let spec = CommandSpec::new(
+            &server.command,
+            root,
+            self.env.from_current_process(),
+            ConfinementScope::workspace(root),
+        )
+        .args(&server.args)
+        .stdio(ChildStdio {
+            stdin: ChildPipe::Piped,
+            stdout: ChildPipe::Piped,
+            stderr: ChildPipe::Null,
+        });
+        let confined = self
+            .confinement
+            .command(&spec)
+            .map_err(|err| Failure::coded(ErrorCode::SandboxCommandBlocked, err.to_string()))?;
+        let client = LspClient::start(confined, root, self.config.request_timeout).await.map_err(|err| {
+            Failure::coded(ErrorCode::LspUnavailable, format!(
                 "the {} language server (`{}`) is not usable: {err}; install it or configure another server for .{} files",
                 server.language_id,
                 server.command,
                 server.extensions.first().map_or("", String::as_str)
             ))
+            .with("server", server.command.clone())
         })?;
         let client = Arc::new(client);
         clients.insert(key, Arc::clone(&client));
         Ok(client)
     }
 
-    async fn run(&self, arguments: Value, ctx: ToolContext<'_>) -> Outcome {
-        let args: LspArgs = parse_args("lsp", arguments)?;
+    async fn ask(&self, args: LspArgs, ctx: ToolContext<'_>) -> Result<LspOutput, Failure> {
         let resolved = ctx.resolve_path(&args.path, PathAccess::Read)?;
-        let server = self.server_for(&resolved.lexical).ok_or_else(|| {
-            Failure::invalid(format!(
-                "no language server is configured for {}",
-                resolved.relative
-            ))
-        })?;
+        let server = self.usable_server(Path::new(&resolved.relative))?;
         let text = tokio::fs::read_to_string(&resolved.lexical)
             .await
             .map_err(|err| Failure::new(format!("cannot read {}: {err}", resolved.relative)))?;
@@ -219,7 +361,9 @@ impl LspTool {
                     .request("textDocument/definition", params)
                     .await
                     .map_err(Failure::new)?;
-                json!({"locations": render::locations(&found, &root)})
+                LspAnswer::Definition {
+                    locations: render::locations(&found, &root),
+                }
             }
             LspAction::References => {
                 let params = json!({"textDocument": document, "position": position()?, "context": {"includeDeclaration": true}});
@@ -227,7 +371,9 @@ impl LspTool {
                     .request("textDocument/references", params)
                     .await
                     .map_err(Failure::new)?;
-                json!({"locations": render::locations(&found, &root)})
+                LspAnswer::References {
+                    locations: render::locations(&found, &root),
+                }
             }
             LspAction::Hover => {
                 let params = json!({"textDocument": document, "position": position()?});
@@ -235,7 +381,9 @@ impl LspTool {
                     .request("textDocument/hover", params)
                     .await
                     .map_err(Failure::new)?;
-                json!({"hover": render::hover(&found)})
+                LspAnswer::Hover {
+                    hover: render::hover(&found),
+                }
             }
             LspAction::DocumentSymbols => {
                 let found = client
@@ -245,34 +393,148 @@ impl LspTool {
                     )
                     .await
                     .map_err(Failure::new)?;
-                json!({"symbols": render::symbols(&found)})
+                LspAnswer::DocumentSymbols {
+                    symbols: render::symbols(&found),
+                }
             }
             LspAction::Diagnostics => {
                 let found = client
                     .diagnostics(&resolved.lexical, self.config.diagnostics_wait)
                     .await;
-                json!({"diagnostics": render::diagnostics(found.as_ref()), "published": found.is_some()})
+                LspAnswer::Diagnostics {
+                    diagnostics: render::diagnostics(found.as_ref()),
+                    published: found.is_some(),
+                }
             }
         };
-        let mut output = json!({"path": resolved.relative, "server": server.command});
-        if let (Value::Object(out), Value::Object(extra)) = (&mut output, answer) {
-            out.extend(extra);
-        }
-        Ok(output)
+        Ok(LspOutput {
+            path: resolved.relative,
+            server: server.command.clone(),
+            answer,
+        })
     }
 }
 
 #[async_trait]
-impl Tool for LspTool {
+impl TypedTool for LspTool {
+    type Args = LspArgs;
+    type Output = LspOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(finish(self.run(arguments, ctx).await))
+    fn render(&self, output: &LspOutput) -> String {
+        match &output.answer {
+            LspAnswer::Definition { locations } | LspAnswer::References { locations } => {
+                render::render_locations(locations)
+            }
+            LspAnswer::Hover { hover } if hover.is_empty() => "no hover information".to_owned(),
+            LspAnswer::Hover { hover } => hover.clone(),
+            LspAnswer::DocumentSymbols { symbols } => render::render_symbols(symbols),
+            LspAnswer::Diagnostics {
+                diagnostics,
+                published,
+            } => render::render_diagnostics(diagnostics, *published),
+        }
+    }
+
+    /// No configured or installed server for the file: `lsp_unavailable`, before anyone is
+    /// asked to approve starting one.
+    fn preflight(&self, args: &LspArgs, _ctx: &ToolHostContext) -> Result<(), Failure> {
+        self.usable_server(Path::new(&args.path)).map(drop)
+    }
+
+    async fn run(&self, args: LspArgs, ctx: ToolContext<'_>) -> Result<LspOutput, Failure> {
+        self.ask(args, ctx).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use render::{Diagnostic, Location, Symbol};
+
+    #[test]
+    fn a_default_server_that_is_missing_names_what_to_install() {
+        let config = LspConfig {
+            servers: vec![LspServerConfig {
+                language_id: "python".into(),
+                command: "kun-test-no-such-server".into(),
+                args: vec![],
+                extensions: vec!["py".into()],
+            }],
+            ..LspConfig::default()
+        };
+        let tool = LspTool::new(config, Arc::new(NoSpawn));
+        let failure = tool.usable_server(Path::new("a.py")).unwrap_err();
+        assert_eq!(failure.code, ErrorCode::LspUnavailable);
+        assert!(
+            failure
+                .message
+                .contains("`kun-test-no-such-server` is not installed")
+        );
+        let other = tool.usable_server(Path::new("a.zig")).unwrap_err();
+        assert_eq!(other.code, ErrorCode::LspUnavailable);
+        assert!(other.message.contains(".py"), "{}", other.message);
+        assert_eq!(install_hint("pylsp"), Some("pip install python-lsp-server"));
+        assert_eq!(
+            install_hint("gopls"),
+            Some("go install golang.org/x/tools/gopls@latest")
+        );
+    }
+
+    /// A confinement never asked (no server starts in these tests).
+    struct NoSpawn;
+
+    impl CommandConfinement for NoSpawn {
+        fn tier(&self) -> kun_ports::ConfinementTier {
+            kun_ports::ConfinementTier::None
+        }
+        fn confine(
+            &self,
+            _command: &mut std::process::Command,
+            _scope: &ConfinementScope,
+        ) -> Result<(), kun_ports::ConfinementError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn renderings() {
+        let at = |path: &str, line, text: Option<&str>| Location {
+            path: path.into(),
+            line,
+            column: 5,
+            text: text.map(str::to_owned),
+        };
+        assert_eq!(
+            render::render_locations(&[at("a.py", 1, Some("def f():")), at("b.py", 9, None)]),
+            "a.py:1:5: def f():\nb.py:9:5"
+        );
+        assert_eq!(render::render_locations(&[]), "no locations found");
+        let symbol = |name: &str, depth| Symbol {
+            name: name.into(),
+            kind: "class".into(),
+            line: 5,
+            column: 7,
+            depth,
+        };
+        assert_eq!(
+            render::render_symbols(&[symbol("Square", 0), symbol("side", 1)]),
+            "5:7 class Square\n  5:7 class side"
+        );
+        let diagnostic = Diagnostic {
+            line: 3,
+            column: 7,
+            severity: "error".into(),
+            message: "invalid syntax".into(),
+            source: Some("pyflakes".into()),
+        };
+        assert_eq!(
+            render::render_diagnostics(&[diagnostic], true),
+            "3:7 error: invalid syntax (pyflakes)"
+        );
+        assert_eq!(render::render_diagnostics(&[], true), "no diagnostics");
     }
 }

@@ -4,20 +4,20 @@
 //! file's rank is how often other files mention the names it defines, so the map shows the
 //! code everything else leans on first. `.gitignore` is honoured (also outside a git
 //! repository).
+//!
+//! The model reads the map itself (`path:` then `  line: signature` per definition), and a
+//! last line in brackets when files were left out.
 
 mod languages;
 
 pub use languages::{Definition, Lang, definitions};
 
-use crate::{Failure, Outcome, finish, parse_args, schema_for};
+use crate::Failure;
 use async_trait::async_trait;
-use kun_ports::{
-    PathAccess, SideEffect, Tool, ToolContext, ToolError, ToolPolicy, ToolResult, ToolSpec,
-};
+use kun_ports::{PathAccess, SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
 use rustc_hash::{FxHashMap, FxHashSet};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -33,11 +33,38 @@ const MAX_FILES: usize = 5_000;
 /// Arguments of `repo_map`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RepoMapArgs {
+pub struct RepoMapArgs {
     /// Directory to map, relative to the workspace root. Defaults to the root.
     path: Option<String>,
     /// Size budget of the map in bytes (default 16384, at most 262144).
     max_bytes: Option<usize>,
+}
+
+/// What `repo_map` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RepoMapOutput {
+    /// The directory mapped, relative to the workspace root.
+    pub path: String,
+    /// The map: `path:` then `  line: signature` per definition, most referenced files first.
+    pub map: String,
+    /// Source files parsed.
+    pub files_scanned: usize,
+    /// Files shown.
+    pub files_listed: usize,
+    /// Files with definitions left out by the budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted_files: usize,
+    /// The scan stopped at the file cap (5,000 source files).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub file_cap_reached: bool,
+}
+
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if signature"
+)]
+const fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The `repo_map` tool.
@@ -57,12 +84,11 @@ impl RepoMapTool {
     #[must_use]
     pub fn new() -> Self {
         Self {
-            spec: ToolSpec::new(
+            spec: ToolSpec::typed::<RepoMapArgs, RepoMapOutput>(
                 "repo_map",
                 "Show a ranked map of the definitions (functions, types, classes, methods) in the \
                  repository or a directory, most referenced files first, within a size budget. Use \
                  it to orient yourself before reading files.",
-                schema_for::<RepoMapArgs>(),
             )
             .with_policy(ToolPolicy::Auto)
             .with_side_effect(SideEffect::ReadOnly),
@@ -71,22 +97,43 @@ impl RepoMapTool {
 }
 
 #[async_trait]
-impl Tool for RepoMapTool {
+impl TypedTool for RepoMapTool {
+    type Args = RepoMapArgs;
+    type Output = RepoMapOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(finish(run(arguments, ctx).await))
+    /// The map, then what was left out.
+    fn render(&self, output: &RepoMapOutput) -> String {
+        let mut text = output.map.trim_end_matches('\n').to_owned();
+        if output.files_scanned == 0 {
+            text = format!(
+                "no source files to map in {} (Rust, Python, JavaScript, TypeScript and Go are mapped)",
+                output.path
+            );
+        }
+        if output.omitted_files > 0 {
+            text.push_str(&format!(
+                "\n[{} more files left out by the size budget; raise max_bytes or map a subdirectory]",
+                output.omitted_files
+            ));
+        }
+        if output.file_cap_reached {
+            text.push_str(&format!(
+                "\n[the scan stopped after {MAX_FILES} source files; map a subdirectory]"
+            ));
+        }
+        text
+    }
+
+    async fn run(&self, args: RepoMapArgs, ctx: ToolContext<'_>) -> Result<RepoMapOutput, Failure> {
+        map(args, ctx).await
     }
 }
 
-async fn run(arguments: Value, ctx: ToolContext<'_>) -> Outcome {
-    let args: RepoMapArgs = parse_args("repo_map", arguments)?;
+async fn map(args: RepoMapArgs, ctx: ToolContext<'_>) -> Result<RepoMapOutput, Failure> {
     let resolved = ctx.resolve_path(args.path.as_deref().unwrap_or("."), PathAccess::Read)?;
     if !resolved.physical.is_dir() {
         return Err(Failure::invalid(format!(
@@ -102,14 +149,14 @@ async fn run(arguments: Value, ctx: ToolContext<'_>) -> Outcome {
     let map = tokio::task::spawn_blocking(move || build_map(&root, budget))
         .await
         .map_err(|err| Failure::new(format!("repo_map stopped unexpectedly: {err}")))?;
-    Ok(json!({
-        "path": resolved.relative,
-        "files_scanned": map.files_scanned,
-        "files_listed": map.files_listed,
-        "omitted_files": map.omitted_files,
-        "truncated": map.omitted_files > 0 || map.hit_file_cap,
-        "map": map.text,
-    }))
+    Ok(RepoMapOutput {
+        path: resolved.relative,
+        map: map.text,
+        files_scanned: map.files_scanned,
+        files_listed: map.files_listed,
+        omitted_files: map.omitted_files,
+        file_cap_reached: map.hit_file_cap,
+    })
 }
 
 /// A rendered map.

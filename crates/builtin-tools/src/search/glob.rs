@@ -4,15 +4,13 @@
 use super::cursor::QueryId;
 use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageReport, fill};
 use super::walk::{SearchRoot, cmp_path_keys, is_reportable_file, parallel_walker, path_key};
-use crate::{Failure, Outcome, OutputLimits, finish, parse_args, schema_for};
+use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkParallel, WalkState};
-use kun_ports::{
-    AbortSignal, SideEffect, Tool, ToolContext, ToolError, ToolPolicy, ToolResult, ToolSpec,
-};
+use kun_ports::{AbortSignal, SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -30,7 +28,7 @@ const FIND_DESCRIPTION: &str = "Alias of glob: find files by name with a glob, b
 /// Arguments of `glob` and `find`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct GlobArgs {
+pub struct GlobArgs {
     /// The glob: `*.rs` matches file names at any depth; a pattern with `/` (`src/**/*.ts`) is matched against the workspace-relative path; a leading `!` excludes.
     pattern: String,
     /// Directory to search, relative to the workspace root (default: the whole workspace).
@@ -61,6 +59,7 @@ struct GlobArgs {
 ///     .await
 ///     .unwrap();
 /// assert_eq!(result.output["files"], serde_json::json!(["src/lib.rs"]));
+/// assert_eq!(result.model_text(), "src/lib.rs");
 /// # });
 /// ```
 #[derive(Debug, Clone)]
@@ -88,19 +87,20 @@ impl GlobTool {
 }
 
 #[async_trait]
-impl Tool for GlobTool {
+impl TypedTool for GlobTool {
+    type Args = GlobArgs;
+    type Output = GlobOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(finish(
-            run(&self.spec.name, self.limits, arguments, &ctx).await,
-        ))
+    fn render(&self, output: &GlobOutput) -> String {
+        render(output)
+    }
+
+    async fn run(&self, args: GlobArgs, ctx: ToolContext<'_>) -> Result<GlobOutput, Failure> {
+        list(&self.spec.name, self.limits, args, &ctx).await
     }
 }
 
@@ -130,37 +130,52 @@ impl FindTool {
 }
 
 #[async_trait]
-impl Tool for FindTool {
+impl TypedTool for FindTool {
+    type Args = GlobArgs;
+    type Output = GlobOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(finish(
-            run(&self.spec.name, self.limits, arguments, &ctx).await,
-        ))
+    fn render(&self, output: &GlobOutput) -> String {
+        render(output)
+    }
+
+    async fn run(&self, args: GlobArgs, ctx: ToolContext<'_>) -> Result<GlobOutput, Failure> {
+        list(&self.spec.name, self.limits, args, &ctx).await
     }
 }
 
 fn spec(name: &str, description: &str) -> ToolSpec {
-    ToolSpec::new(name, description, schema_for::<GlobArgs>())
+    ToolSpec::typed::<GlobArgs, GlobOutput>(name, description)
         .with_policy(ToolPolicy::Auto)
         .with_side_effect(SideEffect::ReadOnly)
 }
 
-#[derive(Debug, Serialize)]
-struct GlobOutput {
-    files: Vec<String>,
+/// What `glob` and `find` return: a page of workspace-relative paths, sorted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GlobOutput {
+    /// The files on this page, relative to the workspace root.
+    pub files: Vec<String>,
+    /// Paging: the total, the next cursor, the notice.
     #[serde(flatten)]
-    page: PageFields,
+    pub page: PageFields,
 }
 
-async fn run(tool: &str, limits: OutputLimits, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
-    let args: GlobArgs = parse_args(tool, arguments)?;
+/// One path per line, then the notice.
+fn render(output: &GlobOutput) -> String {
+    let mut text = output.files.join("\n");
+    output.page.append_notice(&mut text);
+    text
+}
+
+async fn list(
+    tool: &str,
+    limits: OutputLimits,
+    args: GlobArgs,
+    ctx: &ToolContext<'_>,
+) -> Result<GlobOutput, Failure> {
     if args.pattern.trim().is_empty() {
         return Err(Failure::invalid(
             "pattern is empty; pass a glob such as *.rs or src/**/*.ts",
@@ -189,7 +204,7 @@ async fn run(tool: &str, limits: OutputLimits, arguments: Value, ctx: &ToolConte
     let mut notes = Vec::new();
     if listing.unreadable > 0 {
         notes.push(format!(
-            "{} paths could not be read and were skipped.",
+            "{} paths could not be read and were skipped",
             listing.unreadable
         ));
     }
@@ -203,13 +218,13 @@ async fn run(tool: &str, limits: OutputLimits, arguments: Value, ctx: &ToolConte
         budget,
     };
     let empty = format!(
-        "No files match {:?}. Hidden directories and directories ignored by .gitignore, .ignore or .rgignore are \
-         not searched (pass path to look inside one); a pattern with / is matched against the workspace-relative path.",
+        "no files match {:?}; hidden directories and directories ignored by .gitignore, .ignore or .rgignore are \
+         not searched (pass path to look inside one), and a pattern with / is matched against the \
+         workspace-relative path",
         args.pattern
     );
-    let page = report.into_fields(&id, &empty, &notes, false);
-    serde_json::to_value(GlobOutput { files, page })
-        .map_err(|err| Failure::new(format!("could not encode the file list: {err}")))
+    let page = report.into_fields(&id, &empty, &notes);
+    Ok(GlobOutput { files, page })
 }
 
 /// Every reportable file of a walk, sorted by path.
@@ -290,10 +305,12 @@ mod tests {
     #[test]
     fn find_is_a_hidden_glob() {
         let (glob, find) = (GlobTool::default(), FindTool::default());
-        assert!(glob.spec().model_advertised);
-        assert!(!find.spec().model_advertised);
-        assert_eq!(glob.spec().input_schema, find.spec().input_schema);
-        assert_eq!(find.spec().name, "find");
-        assert_eq!(find.spec().side_effect, SideEffect::ReadOnly);
+        let (glob, find) = (TypedTool::spec(&glob), TypedTool::spec(&find));
+        assert!(glob.model_advertised);
+        assert!(!find.model_advertised);
+        assert_eq!(glob.input_schema, find.input_schema);
+        assert_eq!(glob.output_schema, find.output_schema);
+        assert_eq!(find.name, "find");
+        assert_eq!(find.side_effect, SideEffect::ReadOnly);
     }
 }

@@ -1,17 +1,23 @@
 //! `grep`: search file contents with a regular expression, by ripgrep's rules.
+//!
+//! The model reads matches as `rg -n --column --no-heading` prints them: `path:line:col:text`
+//! per match, `path-line-text` per context line, `--` between groups of lines that are not
+//! adjacent (only when context was asked for), then the page notice in brackets when there is
+//! one (more pages, the last page, nothing found, clipped lines).
 
 use super::cursor::QueryId;
 use super::lines::MAX_LINE_BYTES;
-use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageReport, fill};
+use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageReport, fill};
 use super::scan::{self, GrepJob, GrepScan, Hit};
 use super::walk::{SearchRoot, parallel_walker};
-use crate::{Failure, Outcome, OutputLimits, finish, parse_args, schema_for};
+use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use kun_ports::{SideEffect, Tool, ToolContext, ToolError, ToolPolicy, ToolResult, ToolSpec};
+use kun_ports::{SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
+use std::fmt::Write as _;
 
 /// The tool's catalog name.
 const NAME: &str = "grep";
@@ -28,7 +34,7 @@ as cursor).";
 /// Arguments of `grep`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct GrepArgs {
+pub struct GrepArgs {
     /// The regular expression to find (Rust regex syntax, as ripgrep), matched line by line.
     pattern: String,
     /// File or directory to search, relative to the workspace root (default: the whole workspace). Naming a hidden or ignored directory searches it.
@@ -76,6 +82,7 @@ struct GrepArgs {
 ///     .unwrap();
 /// assert_eq!(result.output["matches"][0]["path"], "src/lib.rs");
 /// assert_eq!(result.output["total"], 1);
+/// assert_eq!(result.model_text(), "src/lib.rs:1:1:fn main() {}");
 /// # });
 /// ```
 #[derive(Debug, Clone)]
@@ -95,14 +102,13 @@ impl GrepTool {
     /// output.
     #[must_use]
     pub fn new(limits: OutputLimits) -> Self {
-        let spec = ToolSpec::new(NAME, DESCRIPTION, schema_for::<GrepArgs>())
+        let spec = ToolSpec::typed::<GrepArgs, GrepOutput>(NAME, DESCRIPTION)
             .with_policy(ToolPolicy::Auto)
             .with_side_effect(SideEffect::ReadOnly);
         Self { spec, limits }
     }
 
-    async fn run(&self, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
-        let args: GrepArgs = parse_args(NAME, arguments)?;
+    async fn search(&self, args: GrepArgs, ctx: &ToolContext<'_>) -> Result<GrepOutput, Failure> {
         let ignore_case = args.ignore_case.unwrap_or(false);
         let literal = args.literal.unwrap_or(false);
         let context = args.context.unwrap_or(0).min(MAX_CONTEXT);
@@ -133,22 +139,25 @@ impl GrepTool {
         if scan.aborted {
             return Err(Failure::new("the search was aborted with the turn"));
         }
-        render(&scan, &root, offset, budget, &id)
+        Ok(page_of(&scan, &root, offset, budget, &id))
     }
 }
 
 #[async_trait]
-impl Tool for GrepTool {
+impl TypedTool for GrepTool {
+    type Args = GrepArgs;
+    type Output = GrepOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(finish(self.run(arguments, &ctx).await))
+    fn render(&self, output: &GrepOutput) -> String {
+        render(output)
+    }
+
+    async fn run(&self, args: GrepArgs, ctx: ToolContext<'_>) -> Result<GrepOutput, Failure> {
+        self.search(args, &ctx).await
     }
 }
 
@@ -171,35 +180,60 @@ fn build_matcher(pattern: &str, ignore_case: bool, literal: bool) -> Result<Rege
         .build(pattern)
         .map_err(|err| {
             Failure::invalid(format!(
-                "invalid regular expression: {err}\nEscape regex metacharacters with \\, or pass literal: true to \
-                 search for the plain text."
+                "invalid regular expression: {}\nEscape regex metacharacters with \\, or pass literal: true to \
+                 search for the plain text.",
+                bounded(&err.to_string(), MAX_QUOTED_ERROR)
             ))
-            .with("pattern", pattern)
+            .with("pattern", bounded(pattern, MAX_QUOTED_PATTERN))
         })
 }
 
-/// One match as the model sees it.
-#[derive(Debug, Serialize)]
-struct MatchOut<'a> {
-    path: String,
-    line: u64,
-    column: usize,
-    text: &'a str,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    context_before: Vec<&'a str>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    context_after: Vec<&'a str>,
+/// How much of a rejected pattern an error quotes.
+const MAX_QUOTED_PATTERN: usize = 200;
+/// How much of the regex engine's own message an error quotes (it can repeat the pattern).
+const MAX_QUOTED_ERROR: usize = 2_000;
+
+/// `text` whole when it has at most `max` characters, else its first `max` characters and
+/// how long it was, so an error never echoes a megabyte-sized argument back.
+fn bounded(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!(
+            "{}… (cut: {} characters in all)",
+            &text[..cut],
+            text.chars().count()
+        ),
+    }
 }
 
-impl<'a> MatchOut<'a> {
-    fn new(path: String, hit: &'a Hit) -> Self {
+/// One matching line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GrepMatch {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// 1-based line number.
+    pub line: u64,
+    /// 1-based character column of the first match on the line.
+    pub column: usize,
+    /// The line (clipped around the match when very long).
+    pub text: String,
+    /// Context lines before it (those not already shown after the previous match).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_before: Vec<String>,
+    /// Context lines after it (up to the next match).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_after: Vec<String>,
+}
+
+impl GrepMatch {
+    fn new(path: String, hit: &Hit) -> Self {
         Self {
             path,
             line: hit.line,
             column: hit.column,
-            text: &hit.text.text,
-            context_before: hit.before.iter().map(|line| line.text.as_str()).collect(),
-            context_after: hit.after.iter().map(|line| line.text.as_str()).collect(),
+            text: hit.text.text.clone(),
+            context_before: hit.before.iter().map(|line| line.text.clone()).collect(),
+            context_after: hit.after.iter().map(|line| line.text.clone()).collect(),
         }
     }
 
@@ -214,24 +248,27 @@ impl<'a> MatchOut<'a> {
     }
 }
 
-#[derive(Debug, Serialize)]
-struct GrepOutput<'a> {
-    matches: Vec<MatchOut<'a>>,
+/// What `grep` returns: a page of matches, sorted by path then line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GrepOutput {
+    /// The matches on this page.
+    pub matches: Vec<GrepMatch>,
+    /// Paging: the total, the next cursor, the notice.
     #[serde(flatten)]
-    page: super::page::PageFields,
+    pub page: PageFields,
 }
 
-fn render(
+fn page_of(
     scan: &GrepScan,
     root: &SearchRoot,
     offset: usize,
     budget: PageBudget,
     id: &QueryId,
-) -> Outcome {
+) -> GrepOutput {
     let entries = scan
         .hits_from(offset)
-        .map(|(file, hit)| MatchOut::new(root.display_path(&file.key), hit));
-    let (matches, end) = fill(entries, MatchOut::estimated_bytes, budget);
+        .map(|(file, hit)| GrepMatch::new(root.display_path(&file.key), hit));
+    let (matches, end) = fill(entries, GrepMatch::estimated_bytes, budget);
     let clipped = scan
         .hits_from(offset)
         .take(matches.len())
@@ -239,18 +276,18 @@ fn render(
     let mut notes = Vec::new();
     if clipped {
         notes.push(format!(
-            "Lines longer than {MAX_LINE_BYTES} bytes are clipped around the match; read the file for the full line."
+            "lines longer than {MAX_LINE_BYTES} bytes are clipped around the match; read the file for the full line"
         ));
     }
     if scan.binary_root {
         notes.push(format!(
-            "{} looks like a binary file (it contains a NUL byte); it was not searched past that byte.",
+            "{} looks like a binary file (it contains a NUL byte); it was not searched past that byte",
             root.display
         ));
     }
     if scan.unreadable > 0 {
         notes.push(format!(
-            "{} paths could not be read and were skipped.",
+            "{} paths could not be read and were skipped",
             scan.unreadable
         ));
     }
@@ -263,11 +300,41 @@ fn render(
         end,
         budget,
     };
-    let empty = "No matches. Hidden files, files ignored by .gitignore, .ignore or .rgignore, and binary files are \
-                 not searched; name a hidden or ignored directory in path to search inside it.";
-    let page = report.into_fields(id, empty, &notes, clipped);
-    serde_json::to_value(GrepOutput { matches, page })
-        .map_err(|err| Failure::new(format!("could not encode the matches: {err}")))
+    let empty = "no matches; hidden files, files ignored by .gitignore, .ignore or .rgignore, and binary files are \
+                 not searched: name a hidden or ignored directory in path to search inside it";
+    let page = report.into_fields(id, empty, &notes);
+    GrepOutput { matches, page }
+}
+
+/// `path:line:col:text` per match, `path-line-text` per context line, `--` between
+/// non-adjacent groups when there is context, then the notice (see the module docs).
+fn render(output: &GrepOutput) -> String {
+    let with_context = output
+        .matches
+        .iter()
+        .any(|m| !m.context_before.is_empty() || !m.context_after.is_empty());
+    let mut text = String::new();
+    let mut last: Option<(&str, u64)> = None;
+    for m in &output.matches {
+        let first = m.line - m.context_before.len() as u64;
+        let adjacent = last.is_some_and(|(path, line)| path == m.path && line + 1 >= first);
+        if with_context && last.is_some() && !adjacent {
+            text.push_str("--\n");
+        }
+        for (index, line) in m.context_before.iter().enumerate() {
+            let _ = writeln!(text, "{}-{}-{line}", m.path, first + index as u64);
+        }
+        let _ = writeln!(text, "{}:{}:{}:{}", m.path, m.line, m.column, m.text);
+        for (index, line) in m.context_after.iter().enumerate() {
+            let _ = writeln!(text, "{}-{}-{line}", m.path, m.line + 1 + index as u64);
+        }
+        last = Some((&m.path, m.line + m.context_after.len() as u64));
+    }
+    if text.ends_with('\n') {
+        text.pop();
+    }
+    output.page.append_notice(&mut text);
+    text
 }
 
 #[cfg(test)]
@@ -284,10 +351,56 @@ mod tests {
         assert!(build_matcher("", false, false).is_err());
     }
 
+    fn hit(path: &str, line: u64, text: &str, before: &[&str], after: &[&str]) -> GrepMatch {
+        GrepMatch {
+            path: path.to_owned(),
+            line,
+            column: 1,
+            text: text.to_owned(),
+            context_before: before.iter().map(|s| (*s).to_owned()).collect(),
+            context_after: after.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn renders_like_rg_without_heading() {
+        let page = |notice: Option<&str>| PageFields {
+            total: 3,
+            next_cursor: None,
+            notice: notice.map(str::to_owned),
+        };
+        let plain = GrepOutput {
+            matches: vec![
+                hit("a.rs", 3, "fn a() {}", &[], &[]),
+                hit("a.rs", 9, "fn b() {}", &[], &[]),
+                hit("src/b.rs", 1, "fn café() {}", &[], &[]),
+            ],
+            page: page(None),
+        };
+        assert_eq!(
+            render(&plain),
+            "a.rs:3:1:fn a() {}\na.rs:9:1:fn b() {}\nsrc/b.rs:1:1:fn café() {}"
+        );
+        let context = GrepOutput {
+            matches: vec![
+                hit("a.rs", 3, "x", &["two"], &["four"]),
+                hit("a.rs", 5, "y", &[], &["six"]),
+                hit("a.rs", 9, "z", &["eight"], &[]),
+                hit("b.rs", 1, "w", &[], &[]),
+            ],
+            page: page(Some("matches 1–4 of 9; next page: …")),
+        };
+        assert_eq!(
+            render(&context),
+            "a.rs-2-two\na.rs:3:1:x\na.rs-4-four\na.rs:5:1:y\na.rs-6-six\n--\na.rs-8-eight\n\
+             a.rs:9:1:z\n--\nb.rs:1:1:w\n[matches 1–4 of 9; next page: …]"
+        );
+    }
+
     #[test]
     fn schema_lists_the_arguments() {
         let tool = GrepTool::default();
-        let schema = &tool.spec().input_schema;
+        let schema = &TypedTool::spec(&tool).input_schema;
         assert_eq!(schema["required"], json!(["pattern"]));
         for key in [
             "pattern",
@@ -305,7 +418,7 @@ mod tests {
             );
         }
         assert_eq!(schema["additionalProperties"], json!(false));
-        assert_eq!(tool.spec().policy, ToolPolicy::Auto);
-        assert_eq!(tool.spec().side_effect, SideEffect::ReadOnly);
+        assert_eq!(TypedTool::spec(&tool).policy, ToolPolicy::Auto);
+        assert_eq!(TypedTool::spec(&tool).side_effect, SideEffect::ReadOnly);
     }
 }

@@ -4,18 +4,20 @@
 //! Symbolic links are reported as links. Their target's kind and size are shown only when the
 //! sandbox resolves the link inside the workspace; a link pointing outside is never followed,
 //! not even to stat it.
+//!
+//! The model reads one name per line, like `ls -1p`: directories end with `/`, links read
+//! `name -> dir/`, `name -> file`, `name -> (missing)` or `name -> (outside the workspace)`.
+//! Sizes and kinds are in the structured output.
 
 use super::cursor::QueryId;
 use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageReport, fill};
 use super::walk::SearchRoot;
-use crate::{Failure, Outcome, OutputLimits, finish, parse_args, schema_for};
+use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
-use kun_ports::{
-    PathAccess, SideEffect, Tool, ToolContext, ToolError, ToolPolicy, ToolResult, ToolSpec,
-};
+use kun_ports::{PathAccess, SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::fs::FileType;
 use std::io;
 use std::path::Path;
@@ -30,7 +32,7 @@ their target's kind when it lies inside the workspace. Long listings come in pag
 /// Arguments of `ls`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct LsArgs {
+pub struct LsArgs {
     /// Directory to list, relative to the workspace root (default: the workspace root).
     #[serde(default)]
     path: Option<String>,
@@ -57,6 +59,7 @@ struct LsArgs {
 /// let result = LsTool::default().execute(serde_json::json!({}), ws.tool_context("call-1")).await.unwrap();
 /// let names: Vec<_> = result.output["entries"].as_array().unwrap().iter().map(|e| e["name"].clone()).collect();
 /// assert_eq!(names, [".env", "src/"]);
+/// assert_eq!(result.model_text(), ".env\nsrc/");
 /// # });
 /// ```
 #[derive(Debug, Clone)]
@@ -76,14 +79,13 @@ impl LsTool {
     /// output.
     #[must_use]
     pub fn new(limits: OutputLimits) -> Self {
-        let spec = ToolSpec::new(NAME, DESCRIPTION, schema_for::<LsArgs>())
+        let spec = ToolSpec::typed::<LsArgs, LsOutput>(NAME, DESCRIPTION)
             .with_policy(ToolPolicy::Auto)
             .with_side_effect(SideEffect::ReadOnly);
         Self { spec, limits }
     }
 
-    async fn run(&self, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
-        let args: LsArgs = parse_args(NAME, arguments)?;
+    async fn list(&self, args: LsArgs, ctx: &ToolContext<'_>) -> Result<LsOutput, Failure> {
         let root = SearchRoot::resolve(ctx, args.path.as_deref())?;
         if !root.walk_root.is_dir() {
             return Err(Failure::invalid(format!(
@@ -106,7 +108,7 @@ impl LsTool {
             |raw| ENTRY_OVERHEAD_BYTES + raw.name.len(),
             budget,
         );
-        let entries: Vec<EntryOut> = page
+        let entries: Vec<LsEntry> = page
             .into_iter()
             .map(|raw| describe(raw, &root.walk_root, ctx))
             .collect();
@@ -119,38 +121,67 @@ impl LsTool {
             end,
             budget,
         };
-        let page = report.into_fields(&id, "The directory is empty.", &[], false);
-        serde_json::to_value(LsOutput {
+        let page = report.into_fields(&id, "the directory is empty", &[]);
+        Ok(LsOutput {
             path: root.display,
             entries,
             page,
         })
-        .map_err(|err| Failure::new(format!("could not encode the listing: {err}")))
     }
 }
 
 #[async_trait]
-impl Tool for LsTool {
+impl TypedTool for LsTool {
+    type Args = LsArgs;
+    type Output = LsOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(finish(self.run(arguments, &ctx).await))
+    fn render(&self, output: &LsOutput) -> String {
+        render(output)
+    }
+
+    async fn run(&self, args: LsArgs, ctx: ToolContext<'_>) -> Result<LsOutput, Failure> {
+        self.list(args, &ctx).await
     }
 }
 
+/// One name per line (see the module docs), then the notice.
+fn render(output: &LsOutput) -> String {
+    let mut text = String::new();
+    for entry in &output.entries {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&entry.name);
+        let target = match entry.target {
+            None => continue,
+            Some(LinkTarget::Dir) => "dir/",
+            Some(LinkTarget::File) => "file",
+            Some(LinkTarget::Other) => "(not a file or directory)",
+            Some(LinkTarget::Missing) => "(missing)",
+            Some(LinkTarget::OutsideWorkspace) => "(outside the workspace)",
+        };
+        text.push_str(" -> ");
+        text.push_str(target);
+    }
+    output.page.append_notice(&mut text);
+    text
+}
+
 /// What a directory entry is (the entry itself; links are not followed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum EntryKind {
+pub enum EntryKind {
+    /// A regular file.
     File,
+    /// A directory.
     Dir,
+    /// A symbolic link.
     Symlink,
+    /// A device, socket or pipe.
     Other,
 }
 
@@ -169,11 +200,14 @@ impl EntryKind {
 }
 
 /// What a symbolic link points at, as far as we may look.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum LinkTarget {
+pub enum LinkTarget {
+    /// A regular file.
     File,
+    /// A directory.
     Dir,
+    /// Something else.
     Other,
     /// The link is dangling.
     Missing,
@@ -189,23 +223,31 @@ struct RawEntry {
     size: Option<u64>,
 }
 
-#[derive(Debug, Serialize)]
-struct EntryOut {
+/// One directory entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LsEntry {
     /// The name; directories end with `/`.
-    name: String,
-    kind: EntryKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    size: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    target: Option<LinkTarget>,
+    pub name: String,
+    /// What it is (links are not followed).
+    pub kind: EntryKind,
+    /// Size in bytes of a file (or of a link's file target inside the workspace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// For a link: what it points at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<LinkTarget>,
 }
 
-#[derive(Debug, Serialize)]
-struct LsOutput {
-    path: String,
-    entries: Vec<EntryOut>,
+/// What `ls` returns: a page of one directory's entries, sorted by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LsOutput {
+    /// The directory, relative to the workspace root (`.` for the root).
+    pub path: String,
+    /// The entries on this page.
+    pub entries: Vec<LsEntry>,
+    /// Paging: the total, the next cursor, the notice.
     #[serde(flatten)]
-    page: PageFields,
+    pub page: PageFields,
 }
 
 /// Every entry of `dir`, sorted by name bytes; sizes of regular files from the entry's own
@@ -231,10 +273,10 @@ fn read_entries(dir: &Path) -> io::Result<Vec<RawEntry>> {
 
 /// The output form of an entry; a symbolic link is stat'ed only when the sandbox resolves it
 /// inside the workspace.
-fn describe(raw: RawEntry, dir: &Path, ctx: &ToolContext<'_>) -> EntryOut {
+fn describe(raw: RawEntry, dir: &Path, ctx: &ToolContext<'_>) -> LsEntry {
     let name = String::from_utf8_lossy(&raw.name).into_owned();
     match raw.kind {
-        EntryKind::Dir => EntryOut {
+        EntryKind::Dir => LsEntry {
             name: format!("{name}/"),
             kind: raw.kind,
             size: None,
@@ -242,14 +284,14 @@ fn describe(raw: RawEntry, dir: &Path, ctx: &ToolContext<'_>) -> EntryOut {
         },
         EntryKind::Symlink => {
             let (target, size) = link_target(&dir.join(&name), &raw.name, ctx);
-            EntryOut {
+            LsEntry {
                 name,
                 kind: raw.kind,
                 size,
                 target: Some(target),
             }
         }
-        EntryKind::File | EntryKind::Other => EntryOut {
+        EntryKind::File | EntryKind::Other => LsEntry {
             name,
             kind: raw.kind,
             size: raw.size,

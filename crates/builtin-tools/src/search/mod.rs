@@ -25,9 +25,20 @@
 //! and arguments give the same output whatever order the threads finish in. A page holds at
 //! most `limit` entries (default and ceiling: [`OutputLimits::max_lines`](crate::OutputLimits))
 //! and at most [`OutputLimits::max_bytes`](crate::OutputLimits) of output, never less than one
-//! entry. Every result carries `total`, `truncated`, `has_more`, `next_cursor` and `notice`;
+//! entry. Every result carries `total`, and `next_cursor` and `notice` when they apply;
 //! `next_cursor` is an opaque token for the same call's next page, and a cursor presented with
 //! other arguments is refused (`invalid_arguments`, "cursor does not belong to this query").
+//!
+//! # What the model reads
+//!
+//! | tool | rendering |
+//! |---|---|
+//! | grep | `path:line:col:text` per match (`path-line-text` for context, `--` between groups) |
+//! | glob, find | one workspace-relative path per line |
+//! | ls | one name per line, directories ending with `/`, links as `name -> target` |
+//!
+//! then, when there is one, the page notice in brackets: where the next page starts (with the
+//! cursor), that this is the last page, or why nothing was found.
 //!
 //! # Failures
 //!
@@ -44,9 +55,10 @@ mod page;
 mod scan;
 mod walk;
 
-pub use glob::{FindTool, GlobTool};
-pub use grep::GrepTool;
-pub use ls::LsTool;
+pub use glob::{FindTool, GlobOutput, GlobTool};
+pub use grep::{GrepMatch, GrepOutput, GrepTool};
+pub use ls::{EntryKind, LinkTarget, LsEntry, LsOutput, LsTool};
+pub use page::PageFields;
 
 use crate::OutputLimits;
 use kun_ports::Tool;

@@ -1,5 +1,10 @@
 //! One page of a sorted result list: how much fits, and the fields every search tool returns
-//! about it (`total`, `truncated`, `has_more`, `next_cursor`, `notice`).
+//! about it (`total`, and when they apply `next_cursor` and `notice`).
+//!
+//! The notice is also the last line the model reads, in brackets, and only when there is
+//! something to say: more pages (`[matches 1–50 of 120; next page: the same call with cursor
+//! "…"]`), the last of several pages, an empty result, or notes (clipped lines, unreadable
+//! paths).
 //!
 //! A page holds at most `limit` entries (the `limit` argument, default and ceiling
 //! [`OutputLimits::max_lines`]) and at most [`OutputLimits::max_bytes`] of estimated output, but
@@ -7,7 +12,8 @@
 
 use super::cursor::QueryId;
 use crate::OutputLimits;
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// Rough JSON overhead of one entry (keys, quotes, separators), added to its text sizes.
 pub(crate) const ENTRY_OVERHEAD_BYTES: usize = 48;
@@ -70,18 +76,30 @@ pub(crate) fn fill<T>(
 }
 
 /// The paging fields of a search tool's output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct PageFields {
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PageFields {
     /// How many entries the whole result has.
-    pub(crate) total: usize,
-    /// The page does not show the whole result: later pages exist, or text was clipped.
-    pub(crate) truncated: bool,
-    /// Later pages exist; pass `next_cursor` to get the next one.
-    pub(crate) has_more: bool,
-    /// The cursor for the next page, when there is one.
-    pub(crate) next_cursor: Option<String>,
-    /// What was cut and how to continue, or why nothing was found.
-    pub(crate) notice: Option<String>,
+    pub total: usize,
+    /// The cursor for the next page, when later pages exist (pass it back as `cursor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// What was cut and how to continue, why nothing was found, or what was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+impl PageFields {
+    /// Appends the notice, in brackets, as the last line of a rendering.
+    pub(crate) fn append_notice(&self, text: &mut String) {
+        if let Some(notice) = &self.notice {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push('[');
+            text.push_str(notice);
+            text.push(']');
+        }
+    }
 }
 
 /// One page's position in the result list, turned into [`PageFields`].
@@ -109,54 +127,43 @@ impl PageReport<'_> {
         self.offset.saturating_add(self.shown) < self.total
     }
 
-    /// The paging fields. `empty` explains an empty result; `notes` are appended to the notice;
-    /// `clipped` says some text on the page was shortened.
-    pub(crate) fn into_fields(
-        self,
-        id: &QueryId,
-        empty: &str,
-        notes: &[String],
-        clipped: bool,
-    ) -> PageFields {
+    /// The paging fields. `empty` explains an empty result; `notes` are appended to the notice.
+    pub(crate) fn into_fields(self, id: &QueryId, empty: &str, notes: &[String]) -> PageFields {
         let has_more = self.has_more();
+        let next_cursor = has_more.then(|| id.cursor(self.offset + self.shown));
         let mut notice: Vec<String> = Vec::new();
         let (first, last) = (self.offset + 1, self.offset + self.shown);
         if self.total == 0 {
             notice.push(empty.to_owned());
         } else if self.shown == 0 {
             notice.push(format!(
-                "The cursor points past the end of the {} {}: the files changed since the previous page. \
-                 Start again without a cursor.",
+                "the cursor points past the end of the {} {}: the files changed since the previous \
+                 page; start again without a cursor",
                 self.total, self.noun
             ));
-        } else if has_more {
+        } else if let Some(cursor) = &next_cursor {
             let reason = match self.end {
-                PageEnd::Bytes => format!(
-                    "is capped at {} of output",
-                    format_bytes(self.budget.max_bytes)
-                ),
+                PageEnd::Bytes => format!("{} per page", format_bytes(self.budget.max_bytes)),
                 PageEnd::Limit | PageEnd::Exhausted => {
-                    format!("holds at most {} {}", self.budget.limit, self.noun)
+                    format!("{} {} per page", self.budget.limit, self.noun)
                 }
             };
             notice.push(format!(
-                "Showing {} {first}-{last} of {} (a page {reason}). For the next page call {} again with the \
-                 same arguments and cursor set to next_cursor, or narrow the search.",
+                "{} {first}–{last} of {} ({reason}); next page: the same {} call with cursor \
+                 \"{cursor}\", or narrow the search",
                 self.noun, self.total, self.tool
             ));
         } else if self.offset > 0 {
             notice.push(format!(
-                "Showing {} {first}-{last} of {}: the last page.",
+                "{} {first}–{last} of {}: the last page",
                 self.noun, self.total
             ));
         }
         notice.extend(notes.iter().cloned());
         PageFields {
             total: self.total,
-            truncated: has_more || clipped,
-            has_more,
-            next_cursor: has_more.then(|| id.cursor(self.offset + self.shown)),
-            notice: (!notice.is_empty()).then(|| notice.join(" ")),
+            next_cursor,
+            notice: (!notice.is_empty()).then(|| notice.join("; ")),
         }
     }
 }
@@ -222,16 +229,15 @@ mod tests {
             end: PageEnd::Limit,
             budget: budget(4, 1000),
         };
-        let fields = report.into_fields(&id, "none", &[], false);
-        assert!(fields.has_more && fields.truncated);
-        assert_eq!(id.offset(fields.next_cursor.as_deref()), Ok(4));
-        assert!(
-            fields
-                .notice
-                .as_deref()
-                .unwrap_or_default()
-                .contains("matches 1-4 of 10"),
-            "{fields:?}"
+        let fields = report.into_fields(&id, "none", &[]);
+        let cursor = fields.next_cursor.clone().unwrap();
+        assert_eq!(id.offset(Some(&cursor)), Ok(4));
+        assert_eq!(
+            fields.notice.as_deref().unwrap_or_default(),
+            format!(
+                "matches 1–4 of 10 (4 matches per page); next page: the same grep call with \
+                 cursor \"{cursor}\", or narrow the search"
+            ),
         );
         let last = PageReport {
             offset: 8,
@@ -239,14 +245,18 @@ mod tests {
             end: PageEnd::Exhausted,
             ..report
         }
-        .into_fields(&id, "none", &[], false);
-        assert!(!last.has_more && !last.truncated && last.next_cursor.is_none());
+        .into_fields(&id, "none", &[]);
+        assert!(last.next_cursor.is_none());
+        assert_eq!(
+            last.notice.as_deref(),
+            Some("matches 9–10 of 10: the last page")
+        );
         let empty = PageReport {
             total: 0,
             shown: 0,
             ..report
         }
-        .into_fields(&id, "nothing here", &[], false);
+        .into_fields(&id, "nothing here", &[]);
         assert_eq!(empty.notice.as_deref(), Some("nothing here"));
     }
 

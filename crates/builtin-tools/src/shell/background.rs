@@ -7,22 +7,34 @@
 //!   [`BackgroundLimits::max_live_total`] in all; finished jobs are kept for reading, the
 //!   oldest dropped beyond [`BackgroundLimits::max_finished_per_thread`];
 //! * each job's output goes through its own accumulator (bounded tail, spill file);
-//! * `kill`, the job timeout, and dropping the tool kill the job's whole process group.
+//! * `kill`, the job timeout, and dropping the tool kill the job's whole process group;
+//! * `list` and `read` run nothing and change nothing: they need no approval
+//!   ([`CallApproval::NotNeeded`]); `start` and `kill` go through the approval gate.
+//!
+//! What the model reads, per action:
+//!
+//! | action | rendering |
+//! |---|---|
+//! | start | `started bg-1: npm run dev` |
+//! | list | one line per job: `bg-1 running, 340 bytes unread: npm run dev` |
+//! | read | the new output (after a truncation notice), then `bg-1 running` / `bg-1 exited with code 0` |
+//! | kill | `bg-1 killed` |
 
 use super::ShellConfig;
-use super::process::{self, Ending, ProcessGroup, Stream};
+use super::process::{self, Ending, Stream};
 use crate::output::{FullText, OutputAccumulator, StreamEnd, truncate_tail};
-use crate::{Failure, Outcome, OutputLimits, finish, parse_args, schema_for};
+use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
+use kun_ports::process::ProcessGroup;
 use kun_ports::{
-    AbortSignal, CommandConfinement, SideEffect, Tool, ToolContext, ToolError, ToolKind,
-    ToolPolicy, ToolResult, ToolSpec,
+    AbortSignal, CallApproval, CommandConfinement, SideEffect, ToolContext, ToolKind, ToolPolicy,
+    ToolSpec, TypedTool,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -55,9 +67,9 @@ impl Default for BackgroundLimits {
 }
 
 /// What to do.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum Action {
+pub enum Action {
     /// Start `command` in the background; returns its id.
     Start,
     /// List this thread's jobs.
@@ -71,7 +83,7 @@ enum Action {
 /// The arguments of `background_shell`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct BackgroundArgs {
+pub struct BackgroundArgs {
     /// start, list, read or kill.
     action: Action,
     /// For start: the command line to run with `bash -c` in the workspace root.
@@ -93,27 +105,189 @@ enum JobStatus {
 }
 
 impl JobStatus {
-    fn name(&self) -> &'static str {
-        match self {
-            Self::Running => "running",
-            Self::Exited(_) => "exited",
-            Self::Killed => "killed",
-            Self::TimedOut => "timed_out",
-            Self::Lost(_) => "lost",
+    fn state(&self) -> JobState {
+        let (status, exit_code, error) = match self {
+            Self::Running => (StatusName::Running, None, None),
+            Self::Exited(code) => (StatusName::Exited, Some(*code), None),
+            Self::Killed => (StatusName::Killed, None, None),
+            Self::TimedOut => (StatusName::TimedOut, None, None),
+            Self::Lost(err) => (StatusName::Lost, None, Some(err.clone())),
+        };
+        JobState {
+            status,
+            exit_code,
+            error,
         }
     }
+}
 
-    fn describe(&self, into: &mut Map<String, Value>) {
-        into.insert("status".into(), json!(self.name()));
-        match self {
-            Self::Exited(code) => {
-                into.insert("exit_code".into(), json!(code));
+/// A job's state, by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusName {
+    /// Still running.
+    Running,
+    /// Exited by itself (see `exit_code`).
+    Exited,
+    /// Killed by `kill` (or when the tool was dropped).
+    Killed,
+    /// Killed by the job timeout.
+    TimedOut,
+    /// The supervisor lost track of it (see `error`); it was killed.
+    Lost,
+}
+
+/// A job's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JobState {
+    /// The state.
+    pub status: StatusName,
+    /// The exit code, once it exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Why it was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl JobState {
+    /// `running`, `exited with code 0`, `killed`, `timed out and was killed`, `lost: …`.
+    fn describe(&self) -> String {
+        match (self.status, self.exit_code, &self.error) {
+            (StatusName::Running, _, _) => "running".to_owned(),
+            (StatusName::Exited, Some(code), _) => format!("exited with code {code}"),
+            (StatusName::Exited, None, _) => "exited".to_owned(),
+            (StatusName::Killed, _, _) => "killed".to_owned(),
+            (StatusName::TimedOut, _, _) => "timed out and was killed".to_owned(),
+            (StatusName::Lost, _, error) => {
+                format!("lost ({})", error.as_deref().unwrap_or("no reason"))
             }
-            Self::Lost(err) => {
-                into.insert("error".into(), json!(err));
-            }
-            Self::Running | Self::Killed | Self::TimedOut => {}
         }
+    }
+}
+
+/// What `background_shell` returns, by action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum BackgroundOutput {
+    /// A job was started.
+    Start(JobStarted),
+    /// This thread's jobs.
+    List(JobList),
+    /// A job's new output and state.
+    Read(JobOutput),
+    /// A job was killed.
+    Kill(JobKilled),
+}
+
+/// A started job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JobStarted {
+    /// Its id, for read and kill.
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// Its state (running).
+    #[serde(flatten)]
+    pub state: JobState,
+}
+
+/// This thread's jobs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JobList {
+    /// The jobs, oldest first.
+    pub jobs: Vec<JobSummary>,
+}
+
+/// One job in a list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JobSummary {
+    /// Its id.
+    pub id: String,
+    /// The command line.
+    pub command: String,
+    /// Its state.
+    #[serde(flatten)]
+    pub state: JobState,
+    /// Bytes it printed in all.
+    pub output_bytes: u64,
+    /// Bytes not yet read.
+    pub unread_bytes: u64,
+    /// Seconds since it started.
+    pub running_seconds: u64,
+}
+
+/// A job's new output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JobOutput {
+    /// Its id.
+    pub id: String,
+    /// Its state.
+    #[serde(flatten)]
+    pub state: JobState,
+    /// The output since the last read (its last lines when longer than the limits).
+    pub output: String,
+    /// Earlier bytes that were not kept in memory (see `full_output_path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped_bytes: Option<u64>,
+    /// What was cut and where the whole output is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+    /// The file holding the whole output, once it outgrew the limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+}
+
+/// A killed job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JobKilled {
+    /// Its id.
+    pub id: String,
+    /// Its state once reaped.
+    #[serde(flatten)]
+    pub state: JobState,
+}
+
+/// What the model reads (see the module docs).
+fn render(output: &BackgroundOutput) -> String {
+    match output {
+        BackgroundOutput::Start(job) => format!("started {}: {}", job.id, job.command),
+        BackgroundOutput::List(list) if list.jobs.is_empty() => {
+            "no background jobs in this thread".to_owned()
+        }
+        BackgroundOutput::List(list) => {
+            let mut text = String::new();
+            for job in &list.jobs {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                let _ = write!(
+                    text,
+                    "{} {}, {} bytes unread: {}",
+                    job.id,
+                    job.state.describe(),
+                    job.unread_bytes,
+                    job.command
+                );
+            }
+            text
+        }
+        BackgroundOutput::Read(read) => {
+            let mut text = String::new();
+            if let Some(notice) = &read.notice {
+                text.push_str(notice);
+                text.push('\n');
+            }
+            let new = read.output.trim_end_matches('\n');
+            text.push_str(if new.is_empty() {
+                "(no new output)"
+            } else {
+                new
+            });
+            let _ = write!(text, "\n{} {}", read.id, read.state.describe());
+            text
+        }
+        BackgroundOutput::Kill(job) => format!("{} {}", job.id, job.state.describe()),
     }
 }
 
@@ -215,14 +389,11 @@ impl BackgroundShellTool {
             live = limits.max_live_per_thread,
             hours = limits.timeout.as_secs() / 3_600,
         );
-        let spec = ToolSpec::new(
-            "background_shell",
-            description,
-            schema_for::<BackgroundArgs>(),
-        )
-        .with_kind(ToolKind::CommandExecution)
-        .with_policy(ToolPolicy::OnRequest)
-        .with_side_effect(SideEffect::Unknown);
+        let spec =
+            ToolSpec::typed::<BackgroundArgs, BackgroundOutput>("background_shell", description)
+                .with_kind(ToolKind::CommandExecution)
+                .with_policy(ToolPolicy::OnRequest)
+                .with_side_effect(SideEffect::Unknown);
         Self {
             spec,
             config,
@@ -232,18 +403,23 @@ impl BackgroundShellTool {
         }
     }
 
-    async fn run(&self, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
-        let args: BackgroundArgs = parse_args("background_shell", arguments)?;
+    async fn act(
+        &self,
+        args: BackgroundArgs,
+        ctx: &ToolContext<'_>,
+    ) -> Result<BackgroundOutput, Failure> {
         let thread = ctx.turn.thread_id;
-        match args.action {
-            Action::Start => self.start(args.command.as_deref(), ctx),
-            Action::List => Ok(self.list(thread)),
-            Action::Read => self.read(thread, args.id.as_deref(), args.tail_lines),
-            Action::Kill => self.kill(thread, args.id.as_deref()).await,
-        }
+        Ok(match args.action {
+            Action::Start => BackgroundOutput::Start(self.start(args.command.as_deref(), ctx)?),
+            Action::List => BackgroundOutput::List(self.list(thread)),
+            Action::Read => {
+                BackgroundOutput::Read(self.read(thread, args.id.as_deref(), args.tail_lines)?)
+            }
+            Action::Kill => BackgroundOutput::Kill(self.kill(thread, args.id.as_deref()).await?),
+        })
     }
 
-    fn start(&self, command: Option<&str>, ctx: &ToolContext<'_>) -> Outcome {
+    fn start(&self, command: Option<&str>, ctx: &ToolContext<'_>) -> Result<JobStarted, Failure> {
         let command = command
             .filter(|c| !c.trim().is_empty())
             .ok_or_else(|| Failure::invalid("action=start needs a command to run"))?;
@@ -262,9 +438,8 @@ impl BackgroundShellTool {
                 self.limits.max_live_per_thread
             )));
         }
-        let shell_command = process::shell_command(command, ctx.turn.primary_root());
-        let scope = process::workspace_scope(&ctx.turn, self.config.network);
-        let running = process::spawn(shell_command, self.confinement.as_ref(), &scope)?;
+        let spec = process::shell_spec(command, &ctx.turn, &self.config);
+        let running = process::spawn(&spec, self.confinement.as_ref())?;
         let group = running.group();
         let output = Arc::new(Mutex::new(OutputAccumulator::with_spill(
             self.config.limits,
@@ -314,41 +489,33 @@ impl BackgroundShellTool {
         for old in finished.into_iter().take(excess) {
             mine.remove(&old);
         }
-        Ok(json!({
-            "id": job_id(number),
-            "command": command,
-            "status": "running",
-        }))
+        Ok(JobStarted {
+            id: job_id(number),
+            command: command.to_owned(),
+            state: JobStatus::Running.state(),
+        })
     }
 
-    fn list(&self, thread: &str) -> Value {
+    fn list(&self, thread: &str) -> JobList {
         let jobs = lock(&self.jobs);
-        let listed: Vec<Value> = jobs
+        let jobs = jobs
             .by_thread
             .get(thread)
             .into_iter()
             .flatten()
             .map(|(number, job)| {
-                let mut entry = Map::new();
-                entry.insert("id".into(), json!(job_id(*number)));
-                entry.insert("command".into(), json!(job.command));
-                job.status.borrow().describe(&mut entry);
-                entry.insert(
-                    "output_bytes".into(),
-                    json!(lock(&job.output).total_bytes()),
-                );
-                entry.insert(
-                    "unread_bytes".into(),
-                    json!(lock(&job.output).total_bytes() - job.read_offset),
-                );
-                entry.insert(
-                    "running_seconds".into(),
-                    json!(job.started.elapsed().as_secs()),
-                );
-                Value::Object(entry)
+                let total = lock(&job.output).total_bytes();
+                JobSummary {
+                    id: job_id(*number),
+                    command: job.command.clone(),
+                    state: job.status.borrow().state(),
+                    output_bytes: total,
+                    unread_bytes: total.saturating_sub(job.read_offset),
+                    running_seconds: job.started.elapsed().as_secs(),
+                }
             })
             .collect();
-        json!({ "jobs": listed })
+        JobList { jobs }
     }
 
     fn find<'j>(
@@ -376,7 +543,12 @@ impl BackgroundShellTool {
         Ok((number, job))
     }
 
-    fn read(&self, thread: &str, id: Option<&str>, tail_lines: Option<usize>) -> Outcome {
+    fn read(
+        &self,
+        thread: &str,
+        id: Option<&str>,
+        tail_lines: Option<usize>,
+    ) -> Result<JobOutput, Failure> {
         let mut jobs = lock(&self.jobs);
         let (number, job) = Self::find(&mut jobs, thread, id)?;
         let status = job.status.borrow().clone();
@@ -395,14 +567,15 @@ impl BackgroundShellTool {
             &new.text,
             OutputLimits::new(max_lines, self.config.limits.max_bytes),
         );
-        let mut result = Map::new();
-        result.insert("id".into(), json!(job_id(number)));
-        status.describe(&mut result);
-        result.insert("output".into(), json!(cut.content));
-        if new.skipped_bytes > 0 {
-            result.insert("skipped_bytes".into(), json!(new.skipped_bytes));
-        }
         let path = output.full_output_path().map(std::path::Path::to_path_buf);
+        let mut result = JobOutput {
+            id: job_id(number),
+            state: status.state(),
+            output: cut.content.clone(),
+            skipped_bytes: (new.skipped_bytes > 0).then_some(new.skipped_bytes),
+            notice: None,
+            full_output_path: path.as_ref().map(|p| p.display().to_string()),
+        };
         if cut.is_truncated() || new.skipped_bytes > 0 {
             let full = path.as_deref().map_or(FullText::NotSaved, FullText::Saved);
             let notice = cut.notice(full).unwrap_or_else(|| match &path {
@@ -416,15 +589,12 @@ impl BackgroundShellTool {
                     new.skipped_bytes
                 ),
             });
-            result.insert("notice".into(), json!(notice));
+            result.notice = Some(notice);
         }
-        if let Some(path) = path {
-            result.insert("full_output_path".into(), json!(path.display().to_string()));
-        }
-        Ok(Value::Object(result))
+        Ok(result)
     }
 
-    async fn kill(&self, thread: &str, id: Option<&str>) -> Outcome {
+    async fn kill(&self, thread: &str, id: Option<&str>) -> Result<JobKilled, Failure> {
         let (number, mut status) = {
             let mut jobs = lock(&self.jobs);
             let (number, job) = Self::find(&mut jobs, thread, id)?;
@@ -442,10 +612,11 @@ impl BackgroundShellTool {
                 "a killed background job was not reaped in time"
             );
         }
-        let mut result = Map::new();
-        result.insert("id".into(), json!(job_id(number)));
-        status.borrow().describe(&mut result);
-        Ok(Value::Object(result))
+        let state = status.borrow().state();
+        Ok(JobKilled {
+            id: job_id(number),
+            state,
+        })
     }
 }
 
@@ -460,29 +631,45 @@ impl Drop for BackgroundShellTool {
 }
 
 #[async_trait]
-impl Tool for BackgroundShellTool {
+impl TypedTool for BackgroundShellTool {
+    type Args = BackgroundArgs;
+    type Output = BackgroundOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    /// `start <command prefix>` for start (`None` for compound commands), the action name
-    /// otherwise.
-    fn approval_scope(&self, arguments: &Value) -> Option<String> {
-        match arguments.get("action").and_then(Value::as_str)? {
-            "start" => {
-                let command = arguments.get("command").and_then(Value::as_str)?;
-                super::command_scope(command).map(|scope| format!("start {scope}"))
-            }
-            action @ ("list" | "read" | "kill") => Some(action.to_owned()),
-            _ => None,
+    fn render(&self, output: &BackgroundOutput) -> String {
+        render(output)
+    }
+
+    /// `list` and `read` run nothing: no approval.
+    fn call_approval(&self, args: &BackgroundArgs) -> CallApproval {
+        match args.action {
+            Action::List | Action::Read => CallApproval::NotNeeded,
+            Action::Start | Action::Kill => CallApproval::AsDeclared,
         }
     }
 
-    async fn execute<'a>(
+    /// `start <command prefix>` for start (`None` for compound commands), the action name
+    /// otherwise.
+    fn approval_scope(&self, args: &BackgroundArgs) -> Option<String> {
+        match args.action {
+            Action::Start => {
+                let command = args.command.as_deref()?;
+                super::command_scope(command).map(|scope| format!("start {scope}"))
+            }
+            Action::List => Some("list".to_owned()),
+            Action::Read => Some("read".to_owned()),
+            Action::Kill => Some("kill".to_owned()),
+        }
+    }
+
+    async fn run(
         &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(finish(self.run(arguments, &ctx).await))
+        args: BackgroundArgs,
+        ctx: ToolContext<'_>,
+    ) -> Result<BackgroundOutput, Failure> {
+        self.act(args, &ctx).await
     }
 }

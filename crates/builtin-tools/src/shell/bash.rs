@@ -1,24 +1,25 @@
 //! `bash`: run one command line in the workspace and return its exit code and output.
+//!
+//! The model reads the output (after the truncation notice, with the path of the full output,
+//! when it was cut), then `exit code N`. A non-zero exit is an error result that keeps both.
 
 use super::ShellConfig;
-use super::run::{abnormal_end, call_timeout, run_script};
+use super::run::{CapturedOutput, abnormal_end, call_timeout, run_script};
 use super::scope::command_scope;
-use crate::{Failure, Outcome, finish, parse_args, schema_for};
+use crate::Failure;
 use async_trait::async_trait;
 use kun_ports::{
-    CommandConfinement, SideEffect, Tool, ToolContext, ToolError, ToolKind, ToolPolicy, ToolResult,
-    ToolSpec,
+    CommandConfinement, SideEffect, ToolContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
 
 /// The arguments of `bash`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct BashArgs {
+pub struct BashArgs {
     /// The command line to run with `bash -c` in the workspace root.
     command: String,
     /// Stop the command (and everything it started) after this many seconds. Default 900;
@@ -28,9 +29,18 @@ struct BashArgs {
     description: Option<String>,
 }
 
-/// The `bash` tool (command_execution, on-request). Output:
-/// `{exit_code, output, truncated, full_output_path?, notice?, duration_ms}`; an error result
-/// when the exit code is not 0, `tool_timeout` when the timeout passed.
+/// What `bash` returns for a command that exited.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BashOutput {
+    /// The exit code (128 + the signal when a signal ended it).
+    pub exit_code: i32,
+    /// What it printed.
+    #[serde(flatten)]
+    pub captured: CapturedOutput,
+}
+
+/// The `bash` tool (command_execution, on-request). Output: [`BashOutput`]; an error result
+/// (with the output) when the exit code is not 0, `tool_timeout` when the timeout passed.
 pub struct BashTool {
     spec: ToolSpec,
     config: ShellConfig,
@@ -67,7 +77,7 @@ impl BashTool {
             lines = config.limits.max_lines,
             bytes = crate::output::format_size(config.limits.max_bytes as u64),
         );
-        let spec = ToolSpec::new("bash", description, schema_for::<BashArgs>())
+        let spec = ToolSpec::typed::<BashArgs, BashOutput>("bash", description)
             .with_kind(ToolKind::CommandExecution)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::Unknown);
@@ -78,8 +88,11 @@ impl BashTool {
         }
     }
 
-    async fn run(&self, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
-        let args: BashArgs = parse_args("bash", arguments)?;
+    async fn run_command(
+        &self,
+        args: BashArgs,
+        ctx: &ToolContext<'_>,
+    ) -> Result<BashOutput, Failure> {
         if args.command.trim().is_empty() {
             return Err(Failure::invalid(
                 "command is empty; pass the command line to run",
@@ -99,34 +112,44 @@ impl BashTool {
         if let Some(failure) = abnormal_end(&run, timeout) {
             return Err(failure);
         }
-        Ok(Value::Object(run.fields()))
+        Ok(BashOutput {
+            exit_code: run.finished.ending.exit_code().unwrap_or(-1),
+            captured: run.captured(),
+        })
     }
 }
 
 #[async_trait]
-impl Tool for BashTool {
+impl TypedTool for BashTool {
+    type Args = BashArgs;
+    type Output = BashOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    /// The parsed command prefix (`git status`, `ls`); `None` for compound commands.
-    fn approval_scope(&self, arguments: &Value) -> Option<String> {
-        arguments
-            .get("command")
-            .and_then(Value::as_str)
-            .and_then(command_scope)
+    /// The output, then `exit code N`.
+    fn render(&self, output: &BashOutput) -> String {
+        let mut text = String::new();
+        output.captured.render_into(&mut text);
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!("exit code {}", output.exit_code));
+        text
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        let mut result = finish(self.run(arguments, &ctx).await);
-        if !result.is_error {
-            let exit_code = result.output.get("exit_code").and_then(Value::as_i64);
-            result.is_error = exit_code != Some(0);
-        }
-        Ok(result)
+    /// A non-zero exit.
+    fn is_error(&self, output: &BashOutput) -> bool {
+        output.exit_code != 0
+    }
+
+    /// The parsed command prefix (`git status`, `ls`); `None` for compound commands.
+    fn approval_scope(&self, args: &BashArgs) -> Option<String> {
+        command_scope(&args.command)
+    }
+
+    async fn run(&self, args: BashArgs, ctx: ToolContext<'_>) -> Result<BashOutput, Failure> {
+        self.run_command(args, &ctx).await
     }
 }

@@ -3,10 +3,11 @@
 //!
 //! They share one way to run a command (see the invariants of the private `process` module):
 //! * `bash -c` (or `sh -c` when there is no bash) in the primary workspace root;
-//! * its own process group, stdin closed, variables named `*_TOKEN`, `*_KEY`, `*_SECRET` or
-//!   `*_PASSWORD` (any case) removed from the environment;
-//! * confined by the [`CommandConfinement`] given at construction — a command it cannot
-//!   confine does not run (`sandbox_command_blocked`);
+//! * its own session and process group, stdin closed, and only the allow-listed environment
+//!   (`PATH`, `HOME`, `LANG`, `LC_*`, `TERM`, `USER`, `SHELL`, `TMPDIR`, `TZ` and the names in
+//!   [`ShellConfig::env`]; see [`kun_ports::process`]);
+//! * built by the [`CommandConfinement`] given at construction — a command it cannot confine
+//!   does not run (`sandbox_command_blocked`);
 //! * a timeout and the turn's abort signal kill the whole group; when a call returns, no
 //!   process of its group is left (background jobs excepted, until killed or dropped);
 //! * output goes through an [`OutputAccumulator`](crate::output::OutputAccumulator): the tail
@@ -34,16 +35,23 @@ mod verify;
 
 use crate::OutputLimits;
 use crate::output::Spill;
+use kun_ports::process::EnvAllowList;
 use std::time::Duration;
 
-pub use background::{BackgroundLimits, BackgroundShellTool};
-pub use bash::BashTool;
-pub use process::{NetworkAccess, is_secret_name};
-pub use run::ProgressForwarding;
+pub use background::{
+    BackgroundLimits, BackgroundOutput, BackgroundShellTool, JobKilled, JobList, JobOutput,
+    JobStarted, JobState, JobSummary, StatusName,
+};
+pub use bash::{BashOutput, BashTool};
+pub use kun_ports::NetworkAccess;
+pub use run::{CapturedOutput, ProgressForwarding};
 pub use scope::command_scope;
-pub use verify::{CargoChecks, CheckSource, VerifyChangesTool, VerifyConfig, detect_checks};
+pub use verify::{
+    CargoChecks, CheckResult, CheckSource, VerifyChangesTool, VerifyConfig, VerifyOutput,
+    detect_checks,
+};
 
-pub(crate) use process::{Stream, find_on_path, prepare, read_only_scope, spawn};
+pub(crate) use process::{Stream, find_on_path, read_only_scope, spawn};
 
 /// How long a command may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,8 +80,11 @@ pub struct ShellConfig {
     pub spill: Spill,
     /// Default and maximum run time.
     pub timeouts: Timeouts,
-    /// Whether confined commands may use the network.
+    /// Whether confined commands may use the network (`[sandbox] network`).
     pub network: NetworkAccess,
+    /// Which variables of our environment commands see: the base list plus the names of
+    /// `[shell] env`.
+    pub env: EnvAllowList,
     /// Whether live output is forwarded as progress updates.
     pub progress: ProgressForwarding,
 }

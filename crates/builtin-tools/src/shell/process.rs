@@ -1,28 +1,26 @@
-//! Spawning and supervising child processes: shell detection, the environment scrub, process
-//! groups, confinement, timeouts and aborts.
+//! Spawning and supervising child processes: shell detection, the command spec (environment
+//! by allow-list, confinement scope), timeouts and aborts.
 //!
 //! Invariants every command tool relies on:
-//! * a child runs in its own process group (`process_group(0)`), with stdin closed and the
-//!   secret-looking variables removed from its environment;
-//! * [`CommandConfinement::confine`] runs on every command before it is spawned, and a command
-//!   it cannot confine is not spawned;
+//! * every child is built by [`CommandConfinement::command`] from a [`CommandSpec`]: a new
+//!   session and process group, stdin closed, exactly the allow-listed environment
+//!   ([`kun_ports::process::EnvAllowList`]); a command it cannot confine is not spawned;
 //! * when [`Running::drive`] returns, the whole group has been sent SIGKILL — after a normal
 //!   exit too, so a `sleep 60 &` left behind does not outlive the call — and the leader has been
-//!   reaped; if the future is dropped early, [`GroupGuard`] kills the group instead.
-//!
-//! The group is killed by its number (the leader's pid). After a normal exit the leader is
-//! reaped first, so in theory the number could be reused; Linux does not reuse a pid while a
-//! process group of that number still has members, and an empty group only gets ESRCH.
+//!   reaped; if the future is dropped early, the [`GroupGuard`] kills the group instead; the
+//!   confinement's lease (its cgroup: processes that left the group too) is dropped after that.
 
+use super::ShellConfig;
 use crate::Failure;
+use kun_ports::process::{GroupGuard, ProcessGroup};
 use kun_ports::{
-    AbortSignal, CommandConfinement, ConfinementScope, ErrorCode, SandboxMode, ToolTurn,
+    AbortSignal, CommandConfinement, CommandSpec, ConfinedCommand, ConfinementLease,
+    ConfinementScope, ErrorCode, FileSystemScope, NetworkAccess, SandboxMode, ToolTurn,
 };
-use rustix::process::{Pid, Signal, kill_process_group};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::ExitStatus;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
@@ -33,26 +31,6 @@ use tokio::process::{Child, ChildStderr, ChildStdout};
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// How long to wait for a killed leader to be reaped.
 const REAP_GRACE: Duration = Duration::from_secs(5);
-/// Suffixes (compared case-insensitively) of variables never passed to a child.
-const SECRET_SUFFIXES: [&str; 4] = ["_TOKEN", "_KEY", "_SECRET", "_PASSWORD"];
-
-/// Whether an environment variable name looks like a secret (`*_TOKEN`, `*_KEY`, `*_SECRET`,
-/// `*_PASSWORD`, any case).
-#[must_use]
-pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
-}
-
-/// Whether confined commands may reach the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NetworkAccess {
-    /// No network (the default; SPEC §5: unshared unless enabled).
-    #[default]
-    Disabled,
-    /// Network reachable.
-    Enabled,
-}
 
 /// The shell that runs command lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,92 +67,34 @@ pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
         })
 }
 
-/// `shell -c script` in `cwd`, prepared by [`prepare`].
-pub(crate) fn shell_command(script: &str, cwd: &Path) -> Command {
-    let mut command = Command::new(&Shell::detect().path);
-    command.arg("-c").arg(script);
-    prepare(&mut command, cwd);
-    command
+/// `shell -c script` in the primary workspace root, with the allow-listed environment and the
+/// workspace scope.
+pub(crate) fn shell_spec(script: &str, turn: &ToolTurn<'_>, config: &ShellConfig) -> CommandSpec {
+    CommandSpec::new(
+        &Shell::detect().path,
+        turn.primary_root(),
+        config.env.from_current_process(),
+        workspace_scope(turn, config.network),
+    )
+    .args(["-c", script])
 }
 
-/// Sets what every child gets: `cwd`, stdin from /dev/null, piped stdout and stderr, its own
-/// process group and an environment without secrets.
-pub(crate) fn prepare(command: &mut Command, cwd: &Path) {
-    command
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    for (name, _) in std::env::vars_os() {
-        if is_secret_name(&name.to_string_lossy()) {
-            command.env_remove(name);
-        }
-    }
-}
-
-/// The confinement scope of a workspace command: the roots writable (every path under
-/// danger-full-access), each root's `.git` read-only.
+/// The confinement scope of a workspace command: the roots writable (no confinement under
+/// danger-full-access).
 pub(crate) fn workspace_scope(turn: &ToolTurn<'_>, network: NetworkAccess) -> ConfinementScope {
     if turn.sandbox == SandboxMode::DangerFullAccess {
-        return ConfinementScope {
-            writable_roots: vec![PathBuf::from("/")],
-            read_only_paths: Vec::new(),
-            network: true,
-        };
+        return ConfinementScope::unrestricted();
     }
     ConfinementScope {
-        writable_roots: turn.workspace_roots.to_vec(),
-        read_only_paths: turn
-            .workspace_roots
-            .iter()
-            .map(|root| root.join(".git"))
-            .filter(|git| git.exists())
-            .collect(),
-        network: network == NetworkAccess::Enabled,
+        files: FileSystemScope::Workspace(turn.workspace_roots.to_vec()),
+        network,
     }
 }
 
-/// The confinement scope of a read-only command: nothing writable, no network.
-pub(crate) fn read_only_scope() -> ConfinementScope {
-    ConfinementScope {
-        writable_roots: Vec::new(),
-        read_only_paths: Vec::new(),
-        network: false,
-    }
-}
-
-/// A process group that can be killed as a whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ProcessGroup(Pid);
-
-impl ProcessGroup {
-    /// The group led by `pid`; `None` for pids that would address more than one group.
-    fn led_by(pid: u32) -> Option<Self> {
-        let raw = i32::try_from(pid).ok().filter(|raw| *raw > 1)?;
-        Pid::from_raw(raw).map(Self)
-    }
-
-    /// Sends SIGKILL to every process in the group (a group that is already gone is fine).
-    pub(crate) fn kill(self) {
-        if let Err(err) = kill_process_group(self.0, Signal::KILL)
-            && err != rustix::io::Errno::SRCH
-        {
-            tracing::warn!(pgid = self.0.as_raw_nonzero().get(), %err, "could not kill a process group");
-        }
-    }
-}
-
-/// Kills its group when dropped, unless disarmed.
-#[derive(Debug)]
-pub(crate) struct GroupGuard(Option<ProcessGroup>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(group) = self.0.take() {
-            group.kill();
-        }
-    }
+/// The confinement scope of a read-only command: `roots` readable, nothing writable, no
+/// network.
+pub(crate) fn read_only_scope(roots: &[PathBuf]) -> ConfinementScope {
+    ConfinementScope::read_only(roots.to_vec())
 }
 
 /// Which pipe a chunk came from.
@@ -222,23 +142,22 @@ pub(crate) struct Finished {
     pub(crate) duration: Duration,
 }
 
-/// Confines and spawns `command`.
+/// Confines and spawns `spec`.
 ///
 /// # Errors
 /// `sandbox_command_blocked` when it cannot be confined (it is then not run); a plain failure
 /// with `spawn_error` when it cannot be started.
 pub(crate) fn spawn(
-    mut command: Command,
+    spec: &CommandSpec,
     confinement: &dyn CommandConfinement,
-    scope: &ConfinementScope,
 ) -> Result<Running, Failure> {
-    confinement.confine(&mut command, scope).map_err(|err| {
+    let ConfinedCommand { command, lease } = confinement.command(spec).map_err(|err| {
         Failure::coded(
             ErrorCode::SandboxCommandBlocked,
             format!("{err}; the command was not run"),
         )
     })?;
-    let program = command.get_program().to_string_lossy().into_owned();
+    let program = spec.program.to_string_lossy().into_owned();
     let mut command = tokio::process::Command::from(command);
     command.kill_on_drop(true);
     let started = Instant::now();
@@ -246,26 +165,29 @@ pub(crate) fn spawn(
         Failure::new(format!("could not start `{program}`: {err}"))
             .with("spawn_error", err.to_string())
     })?;
-    let guard = GroupGuard(child.id().and_then(ProcessGroup::led_by));
+    let guard = GroupGuard::for_leader(child.id());
     Ok(Running {
         child,
         guard,
+        lease,
         started,
     })
 }
 
-/// A spawned child and its group.
+/// A spawned child, its group and the confinement's lease. Dropped in this order: the leader
+/// (killed on drop), the group, then the lease (what is left in the cgroup).
 #[derive(Debug)]
 pub(crate) struct Running {
     child: Child,
     guard: GroupGuard,
+    lease: ConfinementLease,
     started: Instant,
 }
 
 impl Running {
     /// The child's process group.
     pub(crate) fn group(&self) -> Option<ProcessGroup> {
-        self.guard.0
+        self.guard.group()
     }
 
     /// Feeds the child's output to `sink` until it exits, `timeout` passes or `stop` fires;
@@ -293,9 +215,7 @@ impl Running {
                 }
             }
         };
-        if let Some(group) = self.guard.0.take() {
-            group.kill();
-        }
+        self.guard.kill();
         let grace = tokio::time::sleep(DRAIN_GRACE);
         tokio::pin!(grace);
         while pipes.is_open() {
@@ -308,10 +228,9 @@ impl Running {
             // SIGKILL was sent; reaping takes a moment. kill_on_drop covers the rare failure.
             let _reaped = tokio::time::timeout(REAP_GRACE, self.child.wait()).await;
         }
-        Finished {
-            ending,
-            duration: self.started.elapsed(),
-        }
+        let duration = self.started.elapsed();
+        drop(self.lease);
+        Finished { ending, duration }
     }
 }
 
@@ -369,41 +288,5 @@ async fn read_some<R: tokio::io::AsyncRead + Unpin>(
     match pipe {
         Some(pipe) => pipe.read(buf).await,
         None => Ok(0),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secret_names() {
-        for name in [
-            "FOO_TOKEN",
-            "x_key",
-            "DB_PASSWORD",
-            "Api_Secret",
-            "AWS_SECRET_ACCESS_KEY",
-        ] {
-            assert!(is_secret_name(name), "{name}");
-        }
-        for name in [
-            "PATH",
-            "HOME",
-            "KEY",
-            "TOKENIZER",
-            "MY_KEYS",
-            "SECRET_PLACE",
-        ] {
-            assert!(!is_secret_name(name), "{name}");
-        }
-    }
-
-    #[test]
-    fn no_group_for_pids_that_address_many() {
-        assert_eq!(ProcessGroup::led_by(0), None);
-        assert_eq!(ProcessGroup::led_by(1), None);
-        assert!(ProcessGroup::led_by(4242).is_some());
-        assert_eq!(ProcessGroup::led_by(u32::MAX), None);
     }
 }

@@ -6,7 +6,9 @@ use super::process::{self, Ending, Finished, Stream};
 use crate::Failure;
 use crate::output::{OutputAccumulator, OutputSnapshot, Utf8Chunker};
 use kun_ports::{CommandConfinement, ErrorCode, ToolContext};
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 use std::time::Duration;
 
 /// Whether live output is forwarded to the call's progress sink.
@@ -26,24 +28,46 @@ pub(crate) struct CommandRun {
     pub(crate) snapshot: OutputSnapshot,
 }
 
+/// What a command printed (stdout and stderr, interleaved), within the limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CapturedOutput {
+    /// The output; its last lines when it was longer than the limits.
+    pub output: String,
+    /// What was cut and where the whole output is, when it was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+    /// The file holding the whole output, when it was longer than the limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    /// How long the command ran, in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl CapturedOutput {
+    /// The output for the model: the notice (the cut is at the top), then the text without
+    /// its final newline.
+    pub(crate) fn render_into(&self, text: &mut String) {
+        if let Some(notice) = &self.notice {
+            text.push_str(notice);
+            text.push('\n');
+        }
+        text.push_str(self.output.trim_end_matches('\n'));
+    }
+}
+
 impl CommandRun {
-    /// `{exit_code, output, truncated, full_output_path?, notice?, duration_ms}`.
-    pub(crate) fn fields(&self) -> Map<String, Value> {
-        let mut map = Map::new();
-        map.insert("exit_code".into(), json!(self.finished.ending.exit_code()));
-        map.insert("output".into(), json!(self.snapshot.text));
-        map.insert("truncated".into(), json!(self.snapshot.truncated));
-        if let Some(path) = &self.snapshot.full_output_path {
-            map.insert("full_output_path".into(), json!(path.display().to_string()));
+    /// What the command printed.
+    pub(crate) fn captured(&self) -> CapturedOutput {
+        CapturedOutput {
+            output: self.snapshot.text.clone(),
+            notice: self.snapshot.notice.clone(),
+            full_output_path: self
+                .snapshot
+                .full_output_path
+                .as_ref()
+                .map(|path| path.display().to_string()),
+            duration_ms: duration_ms(self.finished.duration),
         }
-        if let Some(notice) = &self.snapshot.notice {
-            map.insert("notice".into(), json!(notice));
-        }
-        map.insert(
-            "duration_ms".into(),
-            json!(duration_ms(self.finished.duration)),
-        );
-        map
     }
 }
 
@@ -82,9 +106,8 @@ pub(crate) async fn run_script(
     timeout: Duration,
     observe: &mut (dyn FnMut(&[u8]) + Send),
 ) -> Result<CommandRun, Failure> {
-    let command = process::shell_command(script, ctx.turn.primary_root());
-    let scope = process::workspace_scope(&ctx.turn, config.network);
-    let running = process::spawn(command, confinement, &scope)?;
+    let spec = process::shell_spec(script, &ctx.turn, config);
+    let running = process::spawn(&spec, confinement)?;
     let mut output = OutputAccumulator::with_spill(config.limits, config.spill.clone());
     let mut live = Utf8Chunker::new();
     let finished = running
@@ -127,8 +150,12 @@ pub(crate) fn abnormal_end(run: &CommandRun, timeout: Duration) -> Option<Failur
             "lost track of the command ({err}); it and every process it started were killed"
         )),
     };
+    let fields = match serde_json::to_value(run.captured()) {
+        Ok(Value::Object(fields)) => fields,
+        _ => serde_json::Map::new(),
+    };
     Some(
-        run.fields()
+        fields
             .into_iter()
             .fold(failure, |failure, (key, value)| failure.with(&key, value)),
     )

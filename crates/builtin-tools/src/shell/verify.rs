@@ -9,24 +9,31 @@
 //! | `pyproject.toml` | `python -m pytest -q` (`python3` when there is no `python`) |
 //!
 //! [`CheckSource::Configured`] replaces detection. Each check runs like `bash` (shell, process
-//! group, scrubbed environment, confinement, timeout, abort) and is summarised by its exit
+//! group, allow-listed environment, confinement, timeout, abort) and is summarised by its exit
 //! code, its first error-looking lines (seen anywhere in the stream, not only in the tail) and
 //! the tail of its output.
+//!
+//! With no check to run the call fails with `no_checks_found` in the host's preflight (step
+//! 10b), before anyone is asked to approve it. The model reads one line per check
+//! (`PASS cargo check --all-targets`, `FAIL cargo test: exit code 101`), each failure
+//! followed by its error lines (or, when none were recognised, the tail of its output) and
+//! the path of the full output when it was saved.
 
 use super::ShellConfig;
 use super::process::Ending;
 use super::run::{call_timeout, duration_ms, run_script};
 use crate::output::truncate_tail;
-use crate::{Failure, Outcome, OutputLimits, finish, parse_args, schema_for};
+use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use kun_ports::{
-    CommandConfinement, SideEffect, Tool, ToolContext, ToolError, ToolKind, ToolPolicy, ToolResult,
-    ToolSpec,
+    CommandConfinement, ErrorCode, SideEffect, ToolContext, ToolHostContext, ToolKind, ToolPolicy,
+    ToolSpec, TypedTool,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::fmt;
+use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -131,7 +138,7 @@ pub fn detect_checks(root: &Path, cargo: CargoChecks) -> Vec<String> {
 /// The arguments of `verify_changes`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct VerifyArgs {
+pub struct VerifyArgs {
     /// Stop each check (and everything it started) after this many seconds. Default 900.
     timeout_seconds: Option<u64>,
 }
@@ -188,9 +195,77 @@ impl ErrorLines {
     }
 }
 
-/// The `verify_changes` tool (command_execution, on-request). Output:
-/// `{checks: [{command, exit_code, passed, summary, output_tail, full_output_path?}], passed}`;
-/// an error result when a check failed.
+/// One check's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckResult {
+    /// The command line.
+    pub command: String,
+    /// Its exit code, when it exited by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Whether it exited with 0.
+    pub passed: bool,
+    /// `passed`, or what failed: the exit code and the first error lines.
+    pub summary: String,
+    /// The error-looking lines found in its output (at most the configured number).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_lines: Vec<String>,
+    /// The last lines of its output.
+    pub output_tail: String,
+    /// The file holding its whole output, when it outgrew the limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    /// How long it ran, in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// What `verify_changes` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct VerifyOutput {
+    /// Each check, in the order run.
+    pub checks: Vec<CheckResult>,
+    /// Whether every check passed.
+    pub passed: bool,
+}
+
+/// What the model reads (see the module docs).
+fn render(output: &VerifyOutput) -> String {
+    let mut text = String::new();
+    for check in &output.checks {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        if check.passed {
+            let _ = write!(text, "PASS {}", check.command);
+            continue;
+        }
+        let why = match check.exit_code {
+            Some(code) => format!("exit code {code}"),
+            None => check.summary.lines().next().unwrap_or_default().to_owned(),
+        };
+        let _ = write!(text, "FAIL {}: {why}", check.command);
+        let detail = if check.error_lines.is_empty() {
+            check.output_tail.trim_end_matches('\n')
+        } else {
+            ""
+        };
+        for line in check
+            .error_lines
+            .iter()
+            .map(String::as_str)
+            .chain(detail.lines())
+        {
+            let _ = write!(text, "\n  {line}");
+        }
+        if let Some(path) = &check.full_output_path {
+            let _ = write!(text, "\n  full output: {path}");
+        }
+    }
+    text
+}
+
+/// The `verify_changes` tool (command_execution, on-request). Output: [`VerifyOutput`]; an
+/// error result (with the output) when a check failed, `no_checks_found` when there is none.
 pub struct VerifyChangesTool {
     spec: ToolSpec,
     shell: ShellConfig,
@@ -224,7 +299,7 @@ impl VerifyChangesTool {
                            detected from Cargo.toml, package.json and pyproject.toml in the workspace root, or \
                            configured by the host. Each result has the command, exit code, the first error lines \
                            and the tail of the output. Run it after changing code.";
-        let spec = ToolSpec::new("verify_changes", description, schema_for::<VerifyArgs>())
+        let spec = ToolSpec::typed::<VerifyArgs, VerifyOutput>("verify_changes", description)
             .with_kind(ToolKind::CommandExecution)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::Unknown);
@@ -236,21 +311,30 @@ impl VerifyChangesTool {
         }
     }
 
-    async fn run(&self, arguments: Value, ctx: &ToolContext<'_>) -> Outcome {
-        let args: VerifyArgs = parse_args("verify_changes", arguments)?;
-        let timeout = call_timeout(&self.shell, args.timeout_seconds)?;
-        let root = ctx.turn.primary_root();
+    /// The checks to run in `root`, or `no_checks_found`.
+    fn checks(&self, root: &std::path::Path) -> Result<Vec<String>, Failure> {
         let commands = match &self.verify.source {
             CheckSource::Detect => detect_checks(root, self.verify.cargo),
             CheckSource::Configured(commands) => commands.clone(),
         };
         if commands.is_empty() {
-            return Err(Failure::new(format!(
-                "found no checks to run in {}: there is no Cargo.toml, package.json with a test script or \
-                 tsconfig.json, or pyproject.toml; run the project's checks with bash instead",
-                root.display()
-            )));
+            return Err(Failure::coded(
+                ErrorCode::NoChecksFound,
+                "found no checks to run in the workspace root: there is no Cargo.toml, package.json \
+                 with a test script or tsconfig.json, or pyproject.toml; run the project's checks \
+                 with bash instead",
+            ));
         }
+        Ok(commands)
+    }
+
+    async fn verify(
+        &self,
+        args: VerifyArgs,
+        ctx: &ToolContext<'_>,
+    ) -> Result<VerifyOutput, Failure> {
+        let timeout = call_timeout(&self.shell, args.timeout_seconds)?;
+        let commands = self.checks(ctx.turn.primary_root())?;
         let mut checks = Vec::with_capacity(commands.len());
         for command in &commands {
             if ctx.is_aborted() {
@@ -258,10 +342,8 @@ impl VerifyChangesTool {
             }
             checks.push(self.check(command, ctx, timeout).await?);
         }
-        let passed = checks
-            .iter()
-            .all(|check| check["passed"] == Value::Bool(true));
-        Ok(json!({ "checks": checks, "passed": passed }))
+        let passed = checks.iter().all(|check| check.passed);
+        Ok(VerifyOutput { checks, passed })
     }
 
     async fn check(
@@ -269,7 +351,7 @@ impl VerifyChangesTool {
         command: &str,
         ctx: &ToolContext<'_>,
         timeout: std::time::Duration,
-    ) -> Outcome {
+    ) -> Result<CheckResult, Failure> {
         let mut errors = ErrorLines::new(self.verify.summary_lines);
         let mut observe = |chunk: &[u8]| errors.push(chunk);
         let run = run_script(
@@ -302,37 +384,49 @@ impl VerifyChangesTool {
             (_, None) => "did not finish".to_owned(),
         };
         let tail = truncate_tail(&run.snapshot.text, self.verify.tail_limits);
-        let mut result = json!({
-            "command": command,
-            "exit_code": exit_code,
-            "passed": exit_code == Some(0),
-            "summary": summary,
-            "output_tail": tail.content,
-            "duration_ms": duration_ms(run.finished.duration),
-        });
-        if let Some(path) = &run.snapshot.full_output_path {
-            result["full_output_path"] = json!(path.display().to_string());
-        }
-        Ok(result)
+        let passed = exit_code == Some(0);
+        Ok(CheckResult {
+            command: command.to_owned(),
+            exit_code,
+            passed,
+            summary,
+            error_lines: if passed { Vec::new() } else { error_lines },
+            output_tail: tail.content,
+            full_output_path: run
+                .snapshot
+                .full_output_path
+                .as_ref()
+                .map(|path| path.display().to_string()),
+            duration_ms: duration_ms(run.finished.duration),
+        })
     }
 }
 
 #[async_trait]
-impl Tool for VerifyChangesTool {
+impl TypedTool for VerifyChangesTool {
+    type Args = VerifyArgs;
+    type Output = VerifyOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        let mut result = finish(self.run(arguments, &ctx).await);
-        if !result.is_error {
-            result.is_error = result.output["passed"] != Value::Bool(true);
-        }
-        Ok(result)
+    fn render(&self, output: &VerifyOutput) -> String {
+        render(output)
+    }
+
+    /// A failed check.
+    fn is_error(&self, output: &VerifyOutput) -> bool {
+        !output.passed
+    }
+
+    /// No checks to run: `no_checks_found`, before anyone is asked.
+    fn preflight(&self, _args: &VerifyArgs, ctx: &ToolHostContext) -> Result<(), Failure> {
+        self.checks(ctx.primary_root()).map(drop)
+    }
+
+    async fn run(&self, args: VerifyArgs, ctx: ToolContext<'_>) -> Result<VerifyOutput, Failure> {
+        self.verify(args, &ctx).await
     }
 }
 

@@ -28,10 +28,15 @@ struct McpJsonServer {
 
 /// Reads `.mcp.json`. Its servers are workspace definitions: they start only when the user
 /// trusts the workspace or pins the definition (kun-mcp decides, see `Settings::mcp_trust`).
+/// A directory of that name counts as absent: it is the mask the bubblewrap tier puts over a
+/// missing `.mcp.json` while a confined command runs (kun-sandbox's guards).
 ///
 /// # Errors
 /// When the file exists but is not valid.
 pub fn read_mcp_json(path: &Path) -> Result<BTreeMap<String, McpServerEntry>, ConfigError> {
+    if path.is_dir() {
+        return Ok(BTreeMap::new());
+    }
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
@@ -60,4 +65,19 @@ pub fn read_mcp_json(path: &Path) -> Result<BTreeMap<String, McpServerEntry>, Co
             (name, entry)
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+    use super::*;
+
+    #[test]
+    fn a_directory_mask_reads_as_no_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".mcp.json");
+        assert!(read_mcp_json(&path).unwrap().is_empty(), "absent");
+        std::fs::create_dir(&path).unwrap();
+        assert!(read_mcp_json(&path).unwrap().is_empty(), "a mask");
+    }
 }

@@ -378,6 +378,23 @@ impl Settings {
         self.ignored.extend(refused);
     }
 
+    /// A configuration error about a dotted key, naming the file its value came from.
+    #[must_use]
+    pub fn error_at(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        let file = match self.source_of(key) {
+            Source::User(p) | Source::Workspace(p) | Source::ConfigFlag(p) | Source::McpJson(p) => {
+                p
+            }
+            Source::Default | Source::CommandLine => PathBuf::from("command line"),
+        };
+        ConfigError {
+            file,
+            line: None,
+            key: Some(key.to_owned()),
+            message: message.into(),
+        }
+    }
+
     /// Where a dotted key's value came from.
     #[must_use]
     pub fn source_of(&self, key: &str) -> Source {

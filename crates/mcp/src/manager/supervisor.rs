@@ -52,7 +52,6 @@ pub(crate) async fn supervise(
         };
         let error = match attempt {
             Ok(connected) => {
-                let pid = connected.pid;
                 match serve(
                     &shared,
                     &slot,
@@ -65,8 +64,8 @@ pub(crate) async fn supervise(
                 {
                     Ended::Shutdown => break,
                     Ended::Lost(reason) => {
+                        // `serve` dropped the connection's group guard: its group is killed.
                         ever_connected = true;
-                        kill_group(pid);
                         failures = 0;
                         with_stderr(reason, &stderr)
                     }
@@ -122,6 +121,7 @@ async fn serve(
     let Connected {
         client,
         pid,
+        group: _group,
         mut tools_changed,
         server_info,
     } = connected;
@@ -172,7 +172,7 @@ async fn serve(
             () = shutdown.cancelled() => {
                 cancel.cancel();
                 let _ = tokio::time::timeout(CLOSE_TIMEOUT, &mut waiting).await;
-                kill_group(pid);
+                // Returning drops the group guard, which kills what is left of the server.
                 return Ended::Shutdown;
             }
         }
@@ -206,12 +206,7 @@ async fn relist(
 
 /// Kills what is left of a stdio server's process group (the server was its leader).
 pub(crate) fn kill_group(pid: Option<u32>) {
-    let Some(pid) = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return;
-    };
-    // ESRCH (nothing left) is the normal case.
-    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    if let Some(group) = pid.and_then(kun_ports::process::ProcessGroup::led_by) {
+        group.kill();
+    }
 }

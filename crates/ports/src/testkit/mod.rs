@@ -12,6 +12,8 @@
 mod approval;
 mod artifacts;
 mod computer;
+#[cfg(unix)]
+mod confinement;
 mod external;
 mod hooks;
 mod host;
@@ -25,6 +27,8 @@ mod user_input;
 pub use approval::*;
 pub use artifacts::*;
 pub use computer::*;
+#[cfg(unix)]
+pub use confinement::*;
 pub use external::*;
 pub use hooks::*;
 pub use host::*;

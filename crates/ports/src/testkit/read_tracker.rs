@@ -1,27 +1,46 @@
 //! Contract suite for [`ReadTracker`]: an edit needs a read of the file in the same thread,
-//! and each fragment must be in the latest complete read.
+//! and the file must not have changed on disk since; without revisions, each fragment must be
+//! in the latest complete read.
 //!
 //! | situation                                          | `check_edit` must answer |
 //! |----------------------------------------------------|--------------------------|
 //! | file never read in this thread                     | `NotRead`                |
 //! | read by another thread only                        | `NotRead`                |
-//! | complete read containing every fragment            | `Ok`                     |
-//! | complete read missing a fragment                   | `StaleOldText`           |
+//! | same revision on disk, fragment absent or present  | `Ok`                     |
+//! | another revision on disk (complete or partial read) | `Changed`               |
+//! | no revision: complete read containing every fragment | `Ok`                   |
+//! | no revision: complete read missing a fragment      | `StaleOldText`           |
 //! | re-read: only the latest read counts               | per the latest read      |
-//! | partial read (content not checked)                 | `Ok`                     |
+//! | no revision: partial read (content not checked)    | `Ok`                     |
 //! | after `clear_thread`                               | `NotRead`                |
 
-use crate::{ReadCheck, ReadObservation, ReadTracker};
+use crate::{FileRevision, ReadCheck, ReadObservation, ReadTracker};
 use std::path::{Path, PathBuf};
 
 const THREAD: &str = "thread-contract";
 const CONTENT: &str = "fn main() {\n    println!(\"hello\");\n}\n";
+const SEEN: FileRevision = FileRevision {
+    size: 38,
+    modified_ns: 1_000,
+};
+const LATER: FileRevision = FileRevision {
+    size: 38,
+    modified_ns: 2_000,
+};
 
 fn observation(path: &Path, content: &str, partial: bool) -> ReadObservation {
     ReadObservation {
         path: path.to_owned(),
         content: Some(content.to_owned()),
         partial,
+        revision: None,
+    }
+}
+
+fn seen_at(path: &Path, partial: bool, revision: FileRevision) -> ReadObservation {
+    ReadObservation {
+        revision: Some(revision),
+        ..observation(path, CONTENT, partial)
     }
 }
 
@@ -36,6 +55,7 @@ fn path(name: &str) -> PathBuf {
 /// Runs every rule of the read-tracker contract. `make` must build a new, empty tracker.
 pub fn read_tracker_contract<F: Fn() -> Box<dyn ReadTracker>>(make: F) {
     unread_file_is_not_read(&*make());
+    revisions_decide_when_known(&*make());
     fragments_present_pass_and_absent_ones_are_stale(&*make());
     only_the_latest_read_counts(&*make());
     partial_read_skips_the_content_check(&*make());
@@ -46,15 +66,48 @@ pub fn read_tracker_contract<F: Fn() -> Box<dyn ReadTracker>>(make: F) {
 fn unread_file_is_not_read(tracker: &dyn ReadTracker) {
     let file = path("unread.rs");
     assert_eq!(
-        tracker.check_edit(THREAD, &file, &fragments(&["anything"])),
+        tracker.check_edit(THREAD, &file, &fragments(&["anything"]), None),
         ReadCheck::NotRead,
         "read-tracker contract: a file never read answers NotRead"
     );
     tracker.record_read(THREAD, observation(&path("other.rs"), CONTENT, false));
     assert_eq!(
-        tracker.check_edit(THREAD, &file, &fragments(&["fn main"])),
+        tracker.check_edit(THREAD, &file, &fragments(&["fn main"]), None),
         ReadCheck::NotRead,
         "read-tracker contract: a read of another file does not count"
+    );
+}
+
+fn revisions_decide_when_known(tracker: &dyn ReadTracker) {
+    let file = path("revised.rs");
+    tracker.record_read(THREAD, seen_at(&file, false, SEEN));
+    for fragments in [
+        fragments(&["fn main"]),
+        fragments(&["fn not_in_the_file()"]),
+    ] {
+        assert_eq!(
+            tracker.check_edit(THREAD, &file, &fragments, Some(SEEN)),
+            ReadCheck::Ok,
+            "read-tracker contract: an unchanged file passes whatever the fragments ({fragments:?}); \
+             the edit tool reports a missing one"
+        );
+    }
+    assert_eq!(
+        tracker.check_edit(THREAD, &file, &fragments(&["fn main"]), Some(LATER)),
+        ReadCheck::Changed,
+        "read-tracker contract: a file changed on disk since the read answers Changed"
+    );
+    let window = path("window.rs");
+    tracker.record_read(THREAD, seen_at(&window, true, SEEN));
+    assert_eq!(
+        tracker.check_edit(THREAD, &window, &fragments(&["fn main"]), Some(LATER)),
+        ReadCheck::Changed,
+        "read-tracker contract: a partial read of a file changed since answers Changed"
+    );
+    assert_eq!(
+        tracker.check_edit(THREAD, &window, &fragments(&["line 9000"]), Some(SEEN)),
+        ReadCheck::Ok,
+        "read-tracker contract: a partial read of an unchanged file passes"
     );
 }
 
@@ -68,7 +121,7 @@ fn fragments_present_pass_and_absent_ones_are_stale(tracker: &dyn ReadTracker) {
         fragments(&[]),
     ] {
         assert_eq!(
-            tracker.check_edit(THREAD, &file, &present),
+            tracker.check_edit(THREAD, &file, &present, None),
             ReadCheck::Ok,
             "read-tracker contract ({rule}): {present:?}"
         );
@@ -79,7 +132,7 @@ fn fragments_present_pass_and_absent_ones_are_stale(tracker: &dyn ReadTracker) {
         fragments(&["fn main() {", "fn helper()"]),
     ] {
         assert_eq!(
-            tracker.check_edit(THREAD, &file, &absent),
+            tracker.check_edit(THREAD, &file, &absent, None),
             ReadCheck::StaleOldText,
             "read-tracker contract ({rule}): {absent:?}"
         );
@@ -91,12 +144,12 @@ fn only_the_latest_read_counts(tracker: &dyn ReadTracker) {
     tracker.record_read(THREAD, observation(&file, "let version = 1;\n", false));
     tracker.record_read(THREAD, observation(&file, "let version = 2;\n", false));
     assert_eq!(
-        tracker.check_edit(THREAD, &file, &fragments(&["let version = 2;"])),
+        tracker.check_edit(THREAD, &file, &fragments(&["let version = 2;"]), None),
         ReadCheck::Ok,
         "read-tracker contract: the latest read counts"
     );
     assert_eq!(
-        tracker.check_edit(THREAD, &file, &fragments(&["let version = 1;"])),
+        tracker.check_edit(THREAD, &file, &fragments(&["let version = 1;"]), None),
         ReadCheck::StaleOldText,
         "read-tracker contract: a re-read replaces the earlier record"
     );
@@ -106,7 +159,7 @@ fn partial_read_skips_the_content_check(tracker: &dyn ReadTracker) {
     let file = path("large.rs");
     tracker.record_read(THREAD, observation(&file, "line 1\nline 2\n", true));
     assert_eq!(
-        tracker.check_edit(THREAD, &file, &fragments(&["line 9000"])),
+        tracker.check_edit(THREAD, &file, &fragments(&["line 9000"]), None),
         ReadCheck::Ok,
         "read-tracker contract: a partial read allows the edit without checking fragments"
     );
@@ -116,12 +169,12 @@ fn reads_belong_to_their_thread(tracker: &dyn ReadTracker) {
     let file = path("shared.rs");
     tracker.record_read("thread-a", observation(&file, CONTENT, false));
     assert_eq!(
-        tracker.check_edit("thread-b", &file, &fragments(&["fn main"])),
+        tracker.check_edit("thread-b", &file, &fragments(&["fn main"]), None),
         ReadCheck::NotRead,
         "read-tracker contract: another thread's read does not count"
     );
     assert_eq!(
-        tracker.check_edit("thread-a", &file, &fragments(&["fn main"])),
+        tracker.check_edit("thread-a", &file, &fragments(&["fn main"]), None),
         ReadCheck::Ok,
         "read-tracker contract: the reading thread may edit"
     );
@@ -133,12 +186,12 @@ fn clear_thread_forgets(tracker: &dyn ReadTracker) {
     tracker.record_read("thread-kept", observation(&file, CONTENT, false));
     tracker.clear_thread(THREAD);
     assert_eq!(
-        tracker.check_edit(THREAD, &file, &fragments(&["fn main"])),
+        tracker.check_edit(THREAD, &file, &fragments(&["fn main"]), None),
         ReadCheck::NotRead,
         "read-tracker contract: clear_thread forgets the thread's reads"
     );
     assert_eq!(
-        tracker.check_edit("thread-kept", &file, &fragments(&["fn main"])),
+        tracker.check_edit("thread-kept", &file, &fragments(&["fn main"]), None),
         ReadCheck::Ok,
         "read-tracker contract: clear_thread leaves other threads alone"
     );

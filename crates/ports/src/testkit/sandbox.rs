@@ -1,16 +1,14 @@
-//! Contract suites for gate one: [`SandboxPolicy`] (the SPEC §5 matrix and the path rules) and
-//! [`CommandConfinement`] (the tier is honest and confined commands still work).
+//! The contract suite of gate one's policy: [`SandboxPolicy`] (the SPEC §5 matrix and the path
+//! rules). The [`CommandConfinement`](crate::CommandConfinement) suite is in `confinement.rs`.
 //!
 //! The path rules build a real workspace in a temporary directory, with real symbolic links,
 //! so they need a Unix filesystem.
 
 use crate::{
-    CommandConfinement, ConfinementScope, ConfinementTier, ErrorCode, PathAccess, PathError,
-    ResolvedPath, SandboxMode, SandboxPolicy, SandboxVerdict, ToolKind,
+    ErrorCode, PathAccess, PathError, ResolvedPath, SandboxMode, SandboxPolicy, SandboxVerdict,
+    ToolKind,
 };
 use std::path::Path;
-use std::process::{Command, ExitStatus};
-use std::time::{Duration, Instant};
 
 /// The tool name the suite asks about; blocked verdicts must mention it.
 const TOOL: &str = "contract_probe_tool";
@@ -29,10 +27,16 @@ const TOOL: &str = "contract_probe_tool";
 /// * paths, on a workspace in a temporary directory (Unix only): a plain relative path
 ///   resolves against the root with the right relative, lexical and physical paths; `..`
 ///   escapes, absolute paths outside, a symlink to an outside file and a path through a
-///   symlink to an outside directory are refused with `sandbox_write_blocked` for reads and
-///   writes, naming the path as given; read-only refuses writes with `sandbox_read_only` and
-///   external-sandbox with `sandbox_write_blocked`; danger-full-access returns the lexical
-///   path; empty input and NUL bytes are `invalid_arguments`.
+///   symlink to an outside directory are refused, naming the path as given, with
+///   `sandbox_read_blocked` for reads and `sandbox_write_blocked` for writes; read-only
+///   refuses writes with `sandbox_read_only` and external-sandbox with
+///   `sandbox_write_blocked`; danger-full-access returns the lexical path; empty input and
+///   NUL bytes are `invalid_arguments`;
+/// * protected paths (a policy without exceptions): under workspace-write a write to `.git`,
+///   `.kun`, `.mcp.json`, `.claude` or `.agents` — at any depth, in another case, through
+///   `..`, or through a symlink (dangling or not) leading into one — is
+///   `sandbox_protected_path`, while reading them is allowed and danger-full-access writes
+///   them.
 pub fn sandbox_policy_contract(policy: &dyn SandboxPolicy) {
     check_matrix(policy);
     #[cfg(unix)]
@@ -135,21 +139,27 @@ fn sandbox_path_rules(policy: &dyn SandboxPolicy) {
             "outdir/secret.txt",
             "outdir/new.txt",
         ];
+        let outside_code = match access {
+            PathAccess::Read => ErrorCode::SandboxReadBlocked,
+            PathAccess::Write => ErrorCode::SandboxWriteBlocked,
+        };
         for input in escapes {
             let err = refused(
                 resolve(input, mode, access),
                 input,
                 "leads outside the workspace",
             );
-            assert_refused(&err, ErrorCode::SandboxWriteBlocked, input);
+            assert_refused(&err, outside_code, input);
             let err = refused(
                 resolve(input, SandboxMode::ReadOnly, PathAccess::Read),
                 input,
                 "is outside, and read-only checks reads too",
             );
-            assert_refused(&err, ErrorCode::SandboxWriteBlocked, input);
+            assert_refused(&err, ErrorCode::SandboxReadBlocked, input);
         }
     }
+
+    protected_path_rules(policy, &ws);
 
     for (mode, code) in [
         (SandboxMode::ReadOnly, ErrorCode::SandboxReadOnly),
@@ -194,6 +204,65 @@ fn sandbox_path_rules(policy: &dyn SandboxPolicy) {
     }
 }
 
+/// The protected-path rules of [`sandbox_policy_contract`].
+#[cfg(unix)]
+fn protected_path_rules(policy: &dyn SandboxPolicy, ws: &Path) {
+    use std::os::unix::fs::symlink;
+
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    symlink(".git/config", ws.join("innocent.txt")).unwrap();
+    symlink(".git", ws.join("gitlink")).unwrap();
+    symlink(".git/hooks/post-checkout", ws.join("dangling_hook")).unwrap();
+    let roots = [ws.to_path_buf()];
+    let resolve = |input: &str, mode, access| policy.resolve_path(input, &roots, mode, access);
+    let guarded = [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".git",
+        ".GIT/config",
+        "./.git/../.git/config",
+        "vendor/lib/.git/config",
+        ".kun/config.toml",
+        "sub/.kun/hooks.json",
+        ".mcp.json",
+        "packages/app/.mcp.json",
+        ".claude/settings.json",
+        ".claude/agents/helper.md",
+        ".claude/skills/x/SKILL.md",
+        ".claude/commands/deploy.md",
+        ".agents/skills/x/SKILL.md",
+        "innocent.txt",
+        "gitlink/hooks/pre-commit",
+        "dangling_hook",
+    ];
+    for input in guarded {
+        let err = refused(
+            resolve(input, SandboxMode::WorkspaceWrite, PathAccess::Write),
+            input,
+            "writes one of the agent's own guards",
+        );
+        assert_refused(&err, ErrorCode::SandboxProtectedPath, input);
+        assert!(
+            resolve(input, SandboxMode::DangerFullAccess, PathAccess::Write).is_ok(),
+            "danger-full-access writes `{input}`"
+        );
+    }
+    for input in [".git/config", "innocent.txt", ".kun/config.toml"] {
+        resolve(input, SandboxMode::WorkspaceWrite, PathAccess::Read)
+            .unwrap_or_else(|e| panic!("reading the guard `{input}` is allowed: {e:?}"));
+    }
+    for input in [
+        ".github/workflows/ci.yml",
+        ".gitignore",
+        "git/config",
+        "kun.toml",
+    ] {
+        resolve(input, SandboxMode::WorkspaceWrite, PathAccess::Write)
+            .unwrap_or_else(|e| panic!("`{input}` is not a guard and may be written: {e:?}"));
+    }
+}
+
 fn assert_inside(got: &ResolvedPath, input: &str, ws: &Path, canonical: &Path, relative: &str) {
     assert_eq!(got.lexical, ws.join(relative), "lexical path of `{input}`");
     assert_eq!(got.root.as_deref(), Some(ws), "root of `{input}`");
@@ -220,106 +289,4 @@ fn assert_refused(err: &PathError, code: ErrorCode, input: &str) {
         "the refusal must name the path as given (`{input}`): {:?}",
         err.message
     );
-}
-
-/// Every rule a [`CommandConfinement`] must satisfy. Panics naming the first broken rule.
-///
-/// * the tier is stable;
-/// * the `None` tier leaves the command as it is;
-/// * a confined `/bin/true` in a temporary workspace spawns and succeeds, and a confined shell
-///   can write inside its writable root;
-/// * a confined tier stops a write outside the scope, and nothing appears there.
-pub fn command_confinement_contract(confinement: &dyn CommandConfinement) {
-    let tier = confinement.tier();
-    assert_eq!(
-        confinement.tier(),
-        tier,
-        "the tier must not change between calls"
-    );
-
-    let temp = tempfile::tempdir().expect("create a temporary directory");
-    let ws = temp.path().join("ws");
-    let elsewhere = temp.path().join("elsewhere");
-    std::fs::create_dir_all(&ws).unwrap();
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    let scope = ConfinementScope::workspace(&ws);
-
-    let mut truth = Command::new("/bin/true");
-    truth.current_dir(&ws);
-    confinement
-        .confine(&mut truth, &scope)
-        .expect("confining /bin/true must succeed");
-    if tier == ConfinementTier::None {
-        assert_eq!(
-            truth.get_program(),
-            "/bin/true",
-            "the None tier changed the program"
-        );
-        assert_eq!(truth.get_args().count(), 0, "the None tier added arguments");
-        assert_eq!(
-            truth.get_current_dir(),
-            Some(ws.as_path()),
-            "the None tier moved the cwd"
-        );
-    }
-    assert!(
-        run(&mut truth).success(),
-        "a confined /bin/true must succeed"
-    );
-
-    let mut write_inside = shell("printf ok > inside.txt", &ws);
-    confinement
-        .confine(&mut write_inside, &scope)
-        .expect("confining a shell must succeed");
-    assert!(
-        run(&mut write_inside).success(),
-        "a confined shell must write inside its root"
-    );
-    assert_eq!(
-        std::fs::read_to_string(ws.join("inside.txt"))
-            .ok()
-            .as_deref(),
-        Some("ok"),
-        "the write inside the root must land"
-    );
-
-    if tier.is_confined() {
-        let target = elsewhere.join("escaped.txt");
-        let script = format!("printf x > '{}'", target.display());
-        let mut write_outside = shell(&script, &ws);
-        confinement
-            .confine(&mut write_outside, &scope)
-            .expect("confining a shell must succeed");
-        assert!(
-            !run(&mut write_outside).success(),
-            "a {tier:?}-confined write outside the scope must fail"
-        );
-        assert!(
-            !target.exists(),
-            "a {tier:?}-confined command wrote outside its scope"
-        );
-    }
-}
-
-fn shell(script: &str, cwd: &Path) -> Command {
-    let mut command = Command::new("/bin/sh");
-    command.arg("-c").arg(script).current_dir(cwd);
-    command
-}
-
-/// Runs `command` to completion, allowing a loaded machine a generous minute.
-fn run(command: &mut Command) -> ExitStatus {
-    let mut child = command.spawn().expect("spawn the confined command");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().expect("wait for the confined command") {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the confined command did not finish within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }

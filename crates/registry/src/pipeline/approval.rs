@@ -10,26 +10,38 @@
 //!    PreToolUse hook said `allow`, and for `untrusted` × `auto` when the host allow-lists
 //!    the tool.
 //!
-//! `user_interaction` tools never need approval.
+//! `user_interaction` tools never need approval, and neither does a call the tool declares
+//! read-only from its arguments ([`CallApproval::NotNeeded`]: `background_shell` `list` and
+//! `read` run no command and change nothing).
+//!
+//! | tool says for this call | sandbox forces | explicit | matrix prompts | asked? |
+//! |---|---|---|---|---|
+//! | `NotNeeded` | any | any | any | no |
+//! | `AsDeclared` | yes | any | any | yes (`unconfined_command`) |
+//! | `AsDeclared` | no | yes | any | yes (`explicit_tool`) |
+//! | `AsDeclared` | no | no | yes, no hook `allow` | yes (`runtime_policy`) |
+//! | `AsDeclared` | no | no | no, or a hook `allow` | no |
 
 use super::Host;
 use super::gates::SandboxGate;
 use super::hooks::HookApproval;
 use kun_ports::{
-    ApprovalDecision, ApprovalReason, ApprovalRequest, ErrorCode, GrantKey, PromptRule,
-    ToolDescriptor, ToolHostContext, ToolKind, ToolResult, prompt_rule,
+    ApprovalDecision, ApprovalReason, ApprovalRequest, CallApproval, ErrorCode, GrantKey,
+    PromptRule, ToolDescriptor, ToolHostContext, ToolKind, ToolResult, prompt_rule,
 };
 use serde_json::{Map, Value};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Whether the tool asked for explicit approval of this call.
+/// What the tool says about approving this call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ExplicitApproval {
-    /// It did not.
+    /// No explicit approval; the other rules decide.
     NotRequired,
-    /// It did.
+    /// It asked for explicit approval.
     Required,
+    /// The call is a read-only action ([`CallApproval::NotNeeded`]): nobody is asked.
+    NotNeeded,
 }
 
 /// Whether a call must be approved, and why.
@@ -41,8 +53,8 @@ pub(crate) enum ApprovalNeed {
     Ask(ApprovalReason),
 }
 
-/// Step 11: the tool's explicit-approval predicate. An error is
-/// `approval_classification_failed`.
+/// Step 11: the tool's per-call approval class, then its explicit-approval predicate. An
+/// error is `approval_classification_failed`.
 pub(crate) fn classify_explicit(
     tool: &ToolDescriptor,
     arguments: &Value,
@@ -50,6 +62,9 @@ pub(crate) fn classify_explicit(
 ) -> ControlFlow<ToolResult, ExplicitApproval> {
     if tool.spec().user_interaction {
         return ControlFlow::Continue(ExplicitApproval::NotRequired);
+    }
+    if tool.tool.call_approval(arguments) == CallApproval::NotNeeded {
+        return ControlFlow::Continue(ExplicitApproval::NotNeeded);
     }
     match tool.tool.explicit_approval(arguments, ctx) {
         Ok(true) => ControlFlow::Continue(ExplicitApproval::Required),
@@ -76,7 +91,7 @@ impl Host {
         hook: HookApproval,
     ) -> ApprovalNeed {
         let spec = tool.spec();
-        if spec.user_interaction {
+        if spec.user_interaction || explicit == ExplicitApproval::NotNeeded {
             return ApprovalNeed::None;
         }
         if sandbox == SandboxGate::ApprovalRequired {

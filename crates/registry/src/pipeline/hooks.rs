@@ -1,4 +1,4 @@
-//! Steps 6 and 16: the PreToolUse and PostToolUse hooks of the pinned turn.
+//! Steps 7 and 16: the PreToolUse and PostToolUse hooks of the pinned turn.
 //!
 //! With no hook configured both steps cost nothing: no call is built, nothing is cloned.
 
@@ -48,8 +48,10 @@ fn log_warnings(phase: &str, tool: &str, warnings: &[String]) {
     }
 }
 
-/// Step 6: runs the PreToolUse chain. A crash or timeout is `hook_failed`, a denial
-/// `hook_denied`; otherwise the (possibly rewritten) arguments go on.
+/// Step 7: runs the PreToolUse chain over the normalised arguments (step 6 unwrapped any
+/// `__raw` envelope first, so a hook matching on `path` cannot be bypassed by the envelope).
+/// A crash or timeout is `hook_failed`, a denial `hook_denied`; otherwise the (possibly
+/// rewritten) arguments go on, as the hook wrote them.
 pub(crate) async fn pre_tool_use(
     hooks: &HookSet,
     ctx: &ToolHostContext,

@@ -8,6 +8,7 @@ mod finish;
 mod gates;
 mod hooks;
 mod operation;
+mod preflight;
 mod read_guard;
 
 pub use builder::{DEFAULT_ARTIFACT_THRESHOLD_BYTES, HostBuilder};
@@ -76,11 +77,12 @@ pub(crate) struct PinnedTurn {
 /// | 3 | resolve the tool (provider, lists, plan whitelist, `should_advertise`) | `Err(UnknownTool / NotAdvertised)` |
 /// | 4 | tool policy `never` | `Err(DisabledByPolicy)` |
 /// | 5 | sandbox on the declared kind | `sandbox_read_only` / `sandbox_write_blocked` / `sandbox_command_blocked` |
-/// | 6 | PreToolUse hooks (may rewrite arguments, may pre-approve) | `hook_failed`, `hook_denied` |
-/// | 7 | raw-argument envelope normalisation | — |
+/// | 6 | raw-argument envelope normalisation (before the hooks, so they see the real arguments) | — |
+/// | 7 | PreToolUse hooks (may rewrite arguments, may pre-approve) | `hook_failed`, `hook_denied` |
 /// | 8 | plan mode: no file mutation but `create_plan` | `plan_mode_write_blocked` |
 /// | 9 | read-before-edit | `read_before_edit_required` (with the next action) |
 /// | 10 | sandbox on `call.tool_kind.or(declared)`, write paths, runtime approval `never` | `sandbox_*`, `approval_policy_blocked` |
+/// | 10b | the tool's preflight: a call bound to fail fails before anyone is asked | the tool's code (`lsp_unavailable`, `no_checks_found`, …) |
 /// | 11 | explicit-approval classification | `approval_classification_failed` |
 /// | 12 | approval (fail closed) | `approval_denied` |
 /// | 13 | abort check | `Err(Aborted)` |
@@ -240,12 +242,14 @@ impl Host {
             arguments,
             ..
         } = call;
-        let pre = step!(hooks::pre_tool_use(&turn.hooks, ctx, &call_id, tool, arguments).await); // 6
-        let mut arguments = pre.arguments;
-        normalize_raw_envelope(&mut arguments); // 7
+        let mut arguments = arguments;
+        normalize_raw_envelope(&mut arguments); // 6
+        let pre = step!(hooks::pre_tool_use(&turn.hooks, ctx, &call_id, tool, arguments).await); // 7
+        let arguments = pre.arguments;
         step!(gates::plan_mode_block(tool, ctx)); // 8
         step!(self.read_before_edit(tool, &arguments, ctx)); // 9
         let sandbox = step!(self.runtime_policy(tool, declared, claimed_kind, &arguments, ctx)); // 10
+        step!(preflight::check(tool, &arguments, ctx)); // 10b
         let explicit = step!(approval::classify_explicit(tool, &arguments, ctx)); // 11
         let need = self.approval_need(tool, ctx, sandbox, explicit, pre.approval);
         step!(approval::request(need, tool, &call_id, &arguments, ctx).await); // 12

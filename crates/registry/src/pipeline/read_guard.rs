@@ -1,19 +1,34 @@
 //! Step 9 (read-before-edit) and the read recording of step 18, over the [`ReadTracker`]
 //! port. Without a tracker both are off.
 //!
+//! Both resolve the file the same way (the sandbox's lexical path, else the path joined to
+//! the primary root), so a tool may report what it saw under the path the call named. Step 9
+//! stats the file to give the tracker its revision on disk now: a file changed since the
+//! thread saw it needs a new read; one that did not change lets the edit run, and the edit
+//! tool itself answers an `oldText` that is not there (`edit_not_found`, with the closest
+//! region).
+//!
+//! | tracker says | result |
+//! |---|---|
+//! | `Ok` | the call goes on |
+//! | `NotRead` | `read_before_edit_required`: read the file first |
+//! | `Changed` | `read_before_edit_required`: the file changed on disk since the last read |
+//! | `StaleOldText` (no revision known) | `read_before_edit_required`: the text is not in the latest read |
+//!
 //! [`ReadTracker`]: kun_ports::ReadTracker
 
 use super::Host;
 use kun_ports::{
-    EditGuard, ErrorCode, PathAccess, ReadCheck, ToolDescriptor, ToolHostContext, ToolResult,
+    EditGuard, ErrorCode, FileRevision, PathAccess, ReadCheck, ToolDescriptor, ToolHostContext,
+    ToolResult,
 };
 use serde_json::{Map, Value, json};
 use std::ops::ControlFlow;
 use std::path::{Component, Path, PathBuf};
 
 impl Host {
-    /// Step 9: an edit needs a prior read of its file in this thread, and its fragments must
-    /// be in the latest full read.
+    /// Step 9: an edit needs a prior observation of its file in this thread, and the file
+    /// must not have changed on disk since (see the module docs).
     pub(crate) fn read_before_edit(
         &self,
         tool: &ToolDescriptor,
@@ -30,28 +45,37 @@ impl Host {
             // The tool itself reports the missing path.
             return ControlFlow::Continue(());
         }
-        let path = self.edit_target(&guard, ctx);
-        match tracker.check_edit(&ctx.thread_id, &path, &guard.old_texts) {
+        let target = self.tracked_file(&guard.path, ctx);
+        let current = std::fs::metadata(&target.physical)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map(|meta| FileRevision::of(&meta));
+        match tracker.check_edit(&ctx.thread_id, &target.lexical, &guard.old_texts, current) {
             ReadCheck::Ok => ControlFlow::Continue(()),
             check => ControlFlow::Break(read_first(tool.name(), &guard, check)),
         }
     }
 
-    /// The absolute lexical path of the edited file, as the read tool records it: resolved by
-    /// the sandbox when it can, else joined to the primary root and cleaned lexically.
-    fn edit_target(&self, guard: &EditGuard, ctx: &ToolHostContext) -> PathBuf {
+    /// The file a path names, as the tracker keys it (absolute, lexical) and as it is on disk:
+    /// resolved by the sandbox when it can, else joined to the primary root and cleaned
+    /// lexically.
+    fn tracked_file(&self, path: &str, ctx: &ToolHostContext) -> TrackedFile {
         self.registry
             .filters()
             .sandbox()
-            .resolve_path(
-                &guard.path,
-                &ctx.workspace_roots,
-                ctx.sandbox,
-                PathAccess::Read,
-            )
+            .resolve_path(path, &ctx.workspace_roots, ctx.sandbox, PathAccess::Read)
             .map_or_else(
-                |_| lexical_join(ctx.primary_root(), &guard.path),
-                |resolved| resolved.lexical,
+                |_| {
+                    let lexical = lexical_join(ctx.primary_root(), path);
+                    TrackedFile {
+                        physical: lexical.clone(),
+                        lexical,
+                    }
+                },
+                |resolved| TrackedFile {
+                    lexical: resolved.lexical,
+                    physical: resolved.physical,
+                },
             )
     }
 
@@ -69,32 +93,48 @@ impl Host {
         if result.is_error {
             return;
         }
-        if let Some(observation) = tool.tool.observed_read(arguments, &result.output, ctx) {
+        if let Some(mut observation) = tool.tool.observed_read(arguments, &result.output, ctx) {
+            let named = observation.path.to_string_lossy().into_owned();
+            observation.path = self.tracked_file(&named, ctx).lexical;
             tracker.record_read(&ctx.thread_id, observation);
         }
     }
 }
 
+/// A file as the tracker keys it and as it is on disk.
+struct TrackedFile {
+    lexical: PathBuf,
+    physical: PathBuf,
+}
+
 /// The `read_before_edit_required` result, with the read the model should do next.
 fn read_first(tool: &str, guard: &EditGuard, check: ReadCheck) -> ToolResult {
-    let (message, guidance) = if check == ReadCheck::StaleOldText {
-        (
+    let again = "Read the file again (the whole file, or the region you are changing), then \
+                 retry the edit with text copied from that read.";
+    let (message, guidance) = match check {
+        ReadCheck::Changed => (
+            format!(
+                "`{tool}` was not run: `{}` changed on disk since you last read it (another tool \
+                 or program wrote it).",
+                guard.path
+            ),
+            again,
+        ),
+        ReadCheck::StaleOldText => (
             format!(
                 "`{tool}` was not run: the text it should replace in `{}` is not in your latest \
                  read of that file, so your view of it may be stale.",
                 guard.path
             ),
-            "Read the file again (the whole file, or the region you are changing), then retry \
-             the edit with text copied from that read.",
-        )
-    } else {
-        (
+            again,
+        ),
+        ReadCheck::NotRead | ReadCheck::Ok => (
             format!(
                 "`{tool}` was not run: `{}` has not been read in this conversation.",
                 guard.path
             ),
             "Read the file first, then retry the edit with text copied from that read.",
-        )
+        ),
     };
     let mut details = Map::new();
     details.insert("guidance".to_owned(), Value::from(guidance));

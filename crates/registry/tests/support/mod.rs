@@ -5,8 +5,9 @@ pub mod sandbox;
 
 use async_trait::async_trait;
 use kun_ports::{
-    EditGuard, ProviderKind, ProviderPolicy, ReadObservation, SideEffect, Tool, ToolContext,
-    ToolError, ToolHostContext, ToolKind, ToolPolicy, ToolProvider, ToolResult, ToolSpec,
+    CallApproval, EditGuard, ProviderKind, ProviderPolicy, ReadObservation, SideEffect, Tool,
+    ToolContext, ToolError, ToolFailure, ToolHostContext, ToolKind, ToolPolicy, ToolProvider,
+    ToolResult, ToolSpec,
 };
 use kun_registry::{CapabilityRegistry, CatalogFilters, Host, HostBuilder};
 use sandbox::SpecSandbox;
@@ -53,6 +54,10 @@ pub struct TestTool {
     pub read_like: bool,
     /// Grant scope: the `command` argument.
     pub scoped: bool,
+    /// Fails every call in its preflight (step 10b).
+    pub preflight: Option<ToolFailure>,
+    /// Calls whose `action` argument is this need no approval (`CallApproval::NotNeeded`).
+    pub read_only_action: Option<&'static str>,
     pub runs: Arc<AtomicUsize>,
 }
 
@@ -72,6 +77,8 @@ impl TestTool {
             writes_path: false,
             read_like: false,
             scoped: false,
+            preflight: None,
+            read_only_action: None,
             runs: Arc::new(AtomicUsize::new(0)),
         }
     }
@@ -146,6 +153,16 @@ impl TestTool {
         self
     }
 
+    pub fn failing_preflight(mut self, failure: ToolFailure) -> Self {
+        self.preflight = Some(failure);
+        self
+    }
+
+    pub fn read_only_action(mut self, action: &'static str) -> Self {
+        self.read_only_action = Some(action);
+        self
+    }
+
     /// The run counter (shared with the tool once it is registered).
     pub fn counter(&self) -> Arc<AtomicUsize> {
         Arc::clone(&self.runs)
@@ -185,6 +202,19 @@ impl Tool for TestTool {
         }
     }
 
+    fn call_approval(&self, arguments: &Value) -> CallApproval {
+        match self.read_only_action {
+            Some(action) if str_arg(arguments, "action").as_deref() == Some(action) => {
+                CallApproval::NotNeeded
+            }
+            _ => CallApproval::AsDeclared,
+        }
+    }
+
+    fn preflight(&self, _arguments: &Value, _ctx: &ToolHostContext) -> Result<(), ToolFailure> {
+        self.preflight.clone().map_or(Ok(()), Err)
+    }
+
     fn approval_scope(&self, arguments: &Value) -> Option<String> {
         if self.scoped {
             str_arg(arguments, "command")
@@ -221,13 +251,16 @@ impl Tool for TestTool {
             return None;
         }
         let path = str_arg(arguments, "path")?;
+        // The path as the call named it: the host resolves it.
+        let _ = ctx;
         Some(ReadObservation {
-            path: ctx.primary_root().join(path),
+            path: path.into(),
             content: output
                 .get("content")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             partial: false,
+            revision: None,
         })
     }
 

@@ -89,7 +89,10 @@ impl SandboxPolicy for SpecSandbox {
         let root = roots.iter().find(|r| path.starts_with(r)).cloned();
         if root.is_none() && mode != SandboxMode::DangerFullAccess {
             return Err(PathError {
-                code: ErrorCode::SandboxWriteBlocked,
+                code: match access {
+                    PathAccess::Read => ErrorCode::SandboxReadBlocked,
+                    PathAccess::Write => ErrorCode::SandboxWriteBlocked,
+                },
                 message: format!("{input} is outside the workspace"),
             });
         }

@@ -45,7 +45,7 @@ pub struct ClosestRegion {
     pub file_line: Option<String>,
     /// The `oldText` line expected there (shortened, fuzzy-normalised).
     pub expected_line: Option<String>,
-    /// The region's lines, each prefixed with its number (`"12: text"`).
+    /// The region's lines, numbered as `read` numbers them (`"12│text"`).
     pub region: String,
 }
 
@@ -99,12 +99,15 @@ pub(crate) fn closest_region(fuzzy: &str, display: &str, needle: &str) -> Option
         None => (None, None),
     };
     let shown = wanted.len().min(MAX_REGION_LINES) + 1;
+    // Numbered as `read` numbers lines (`12│text`, aligned to the widest number).
+    let last = (start + shown).min(display_lines.len());
+    let width = last.max(1).to_string().len();
     let region = display_lines
         .iter()
         .enumerate()
         .skip(start)
         .take(shown)
-        .map(|(i, line)| format!("{}: {}", i + 1, shorten(line)))
+        .map(|(i, line)| format!("{:>width$}│{}", i + 1, shorten(line)))
         .collect::<Vec<_>>()
         .join("\n");
     Some(ClosestRegion {
@@ -166,7 +169,7 @@ mod tests {
         assert_eq!(found.divergence, Some((6, Divergence::Text)));
         assert_eq!(found.file_line.as_deref(), Some("    two();"));
         assert_eq!(found.expected_line.as_deref(), Some("    three();"));
-        assert!(found.region.starts_with("4: fn b() {"), "{}", found.region);
+        assert!(found.region.starts_with("4│fn b() {"), "{}", found.region);
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //!
 //! | error | `code` | details |
 //! |---|---|---|
-//! | empty oldText | `edit_empty_old_text` | `edit_index` |
+//! | empty oldText | `invalid_arguments` (`reason: edit_empty_old_text`) | `edit_index` |
 //! | not found | `edit_not_found` | `edit_index`, `closest_line`, `divergent_line`, `closest_region` |
 //! | ambiguous | `edit_ambiguous` | `edit_index`, `occurrences` |
+//!
+//! `edit_index` is given for the `edits: [...]` form only (the single form has one edit).
 //! | overlapping edits | `edit_overlap` | `edits` (both indices) |
 //! | no change | `edit_no_change` | — |
 
@@ -68,6 +70,14 @@ pub(super) fn edits_of(
 
 /// The failure the model sees for an engine error on `path`.
 pub(crate) fn failure(err: EditError, shape: EditShape, path: &str) -> Failure {
+    let mut failure = engine_failure(err, shape, path);
+    if shape == EditShape::Single {
+        failure.details.remove("edit_index");
+    }
+    failure
+}
+
+fn engine_failure(err: EditError, shape: EditShape, path: &str) -> Failure {
     match err {
         EditError::EmptyOldText { index } => Failure::invalid(format!(
             "{} is empty in the edit of {path}: give the exact text to replace (to write a whole file, use write)",

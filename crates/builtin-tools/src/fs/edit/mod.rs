@@ -18,17 +18,17 @@ pub use engine::{Applied, Edit, EditError, LineEnding, MatchKind, Replacement, a
 pub use fuzzy::normalize_for_fuzzy_match;
 
 use super::mutation_queue::MutationQueue;
-use super::{no_follow, path_argument, run_blocking};
-use crate::{Outcome, finish, parse_args, schema_for};
+use super::{no_follow, non_blank, run_blocking};
+use crate::Failure;
 use async_trait::async_trait;
 use kun_ports::{
-    EditGuard, PathAccess, ResolvedPath, SideEffect, Tool, ToolContext, ToolError, ToolKind,
-    ToolPolicy, ToolResult, ToolSpec,
+    EditGuard, FileRevision, PathAccess, ReadObservation, ResolvedPath, SideEffect, ToolContext,
+    ToolHostContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
 };
 use messages::EditShape;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 const DESCRIPTION: &str = "Replace text in an existing file. Give `oldText` (copied exactly from a recent read, \
@@ -41,7 +41,7 @@ use write.";
 /// Arguments of `edit`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct EditArgs {
+pub struct EditArgs {
     /// The file to change: relative to the workspace root, or absolute inside it.
     path: String,
     /// The text to replace (single-edit form): copied exactly from the file, occurring once.
@@ -59,13 +59,33 @@ struct EditArgs {
 /// One replacement of a multi-edit call.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct EditItem {
+pub struct EditItem {
     /// The text to replace: copied exactly from the file, occurring once.
     #[serde(rename = "oldText")]
     old_text: String,
     /// What replaces it; may be empty to delete.
     #[serde(rename = "newText")]
     new_text: String,
+}
+
+/// What a successful `edit` returns; the model reads `diff`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EditOutput {
+    /// The file, relative to the workspace root.
+    pub path: String,
+    /// How many replacements were made.
+    pub replacements: usize,
+    /// The unified diff (`--- a/<path>`, `+++ b/<path>`, hunks with 4 lines of context).
+    pub diff: String,
+    /// The first changed line in the new file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_changed_line: Option<usize>,
+    /// Indices of the edits matched only after loosening quotes, dashes, special spaces and
+    /// trailing whitespace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fuzzy_matched_edits: Vec<usize>,
+    /// The file's revision after the edit (`<size>:<mtime in ns>`).
+    pub revision: String,
 }
 
 /// The `edit` tool: `file_change`, `on-request`.
@@ -79,37 +99,24 @@ impl EditTool {
     /// An edit tool serialising its writes through `queue` (share it with `write`).
     #[must_use]
     pub fn new(queue: Arc<MutationQueue>) -> Self {
-        let spec = ToolSpec::new("edit", DESCRIPTION, schema_for::<EditArgs>())
+        let spec = ToolSpec::typed::<EditArgs, EditOutput>("edit", DESCRIPTION)
             .with_kind(ToolKind::FileChange)
             .with_policy(ToolPolicy::OnRequest)
             .with_side_effect(SideEffect::Unknown);
         Self { spec, queue }
     }
-
-    async fn run(&self, arguments: Value, ctx: ToolContext<'_>) -> Outcome {
-        let args: EditArgs = parse_args("edit", arguments)?;
-        let (shape, pairs) = messages::edits_of(args.old_text, args.new_text, args.edits)?;
-        if args.path.trim().is_empty() {
-            return Err(crate::Failure::invalid(
-                "path is empty: name the file to edit",
-            ));
-        }
-        let resolved = ctx.resolve_path(&args.path, PathAccess::Write)?;
-        let guard = self.queue.lock(&resolved.lexical).await?;
-        run_blocking(move || {
-            let outcome = edit_file(&resolved, &pairs, shape);
-            drop(guard);
-            outcome
-        })
-        .await
-    }
 }
 
 /// Reads, edits and writes one file (the lock is held by the caller).
-fn edit_file(resolved: &ResolvedPath, pairs: &[(String, String)], shape: EditShape) -> Outcome {
-    let bytes = no_follow::read_file(&resolved.physical)?;
+fn edit_file(
+    resolved: &ResolvedPath,
+    pairs: &[(String, String)],
+    shape: EditShape,
+) -> Result<EditOutput, Failure> {
+    let bytes =
+        no_follow::read_file(&resolved.physical).map_err(|err| err.named(&resolved.relative))?;
     let content = String::from_utf8(bytes).map_err(|_| {
-        crate::Failure::new(format!(
+        Failure::new(format!(
             "{} is not UTF-8 text; edit changes text files only (use write to replace it whole)",
             resolved.relative
         ))
@@ -129,7 +136,11 @@ fn edit_file(resolved: &ResolvedPath, pairs: &[(String, String)], shape: EditSha
         &applied.replacements,
         &resolved.relative,
     );
-    no_follow::write_file(&resolved.physical, applied.content.as_bytes())?;
+    no_follow::write_file(&resolved.physical, applied.content.as_bytes())
+        .map_err(|err| err.named(&resolved.relative))?;
+    let revision = std::fs::symlink_metadata(&resolved.physical)
+        .map(|meta| FileRevision::of(&meta).to_string())
+        .unwrap_or_default();
     let mut fuzzy: Vec<usize> = applied
         .replacements
         .iter()
@@ -137,51 +148,90 @@ fn edit_file(resolved: &ResolvedPath, pairs: &[(String, String)], shape: EditSha
         .map(|r| r.edit_index)
         .collect();
     fuzzy.sort_unstable();
-    Ok(json!({
-        "path": resolved.lexical.display().to_string(),
-        "relative_path": resolved.relative,
-        "replacements": applied.replacements.len(),
-        "bytes_written": applied.content.len(),
-        "diff": diff.unified,
-        "first_changed_line": diff.first_changed_line,
-        "fuzzy_matched_edits": fuzzy,
-    }))
+    Ok(EditOutput {
+        path: resolved.relative.clone(),
+        replacements: applied.replacements.len(),
+        diff: diff.unified,
+        first_changed_line: diff.first_changed_line,
+        fuzzy_matched_edits: fuzzy,
+        revision,
+    })
 }
 
 #[async_trait]
-impl Tool for EditTool {
+impl TypedTool for EditTool {
+    type Args = EditArgs;
+    type Output = EditOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
+    /// The unified diff, and a note when some edit matched only loosely.
+    fn render(&self, output: &EditOutput) -> String {
+        let mut text = output.diff.trim_end_matches('\n').to_owned();
+        if !output.fuzzy_matched_edits.is_empty() {
+            let which: Vec<String> = output
+                .fuzzy_matched_edits
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            let _ = write!(
+                text,
+                "\n(edit {} matched after loosening quotes, dashes, spaces or trailing \
+                 whitespace; only the matched text changed)",
+                which.join(", ")
+            );
+        }
+        text
+    }
+
     /// The path and every non-blank `oldText` (top-level and in `edits`).
-    fn edit_guard(&self, arguments: &Value) -> Option<EditGuard> {
-        let path = path_argument(arguments)?;
-        let top = arguments.get("oldText").and_then(Value::as_str);
-        let listed = arguments
-            .get("edits")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|item| item.get("oldText").and_then(Value::as_str));
-        let old_texts = top
-            .into_iter()
+    fn edit_guard(&self, args: &EditArgs) -> Option<EditGuard> {
+        let path = non_blank(&args.path)?;
+        let listed = args.edits.iter().flatten().map(|item| &item.old_text);
+        let old_texts = args
+            .old_text
+            .iter()
             .chain(listed)
             .filter(|t| !t.trim().is_empty())
-            .map(str::to_owned)
+            .cloned()
             .collect();
         Some(EditGuard { path, old_texts })
     }
 
-    fn write_paths(&self, arguments: &Value) -> Vec<String> {
-        path_argument(arguments).into_iter().collect()
+    fn write_paths(&self, args: &EditArgs) -> Vec<String> {
+        non_blank(&args.path).into_iter().collect()
     }
 
-    async fn execute<'a>(
+    /// The file as the edit left it: its new revision (the text is not kept; the tracker
+    /// needs only the revision to let the next edit through).
+    fn observed_read(
         &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(finish(self.run(arguments, ctx).await))
+        args: &EditArgs,
+        output: &EditOutput,
+        _ctx: &ToolHostContext,
+    ) -> Option<ReadObservation> {
+        Some(ReadObservation {
+            path: non_blank(&args.path)?.into(),
+            content: None,
+            partial: false,
+            revision: Some(output.revision.parse().ok()?),
+        })
+    }
+
+    async fn run(&self, args: EditArgs, ctx: ToolContext<'_>) -> Result<EditOutput, Failure> {
+        let (shape, pairs) = messages::edits_of(args.old_text, args.new_text, args.edits)?;
+        if args.path.trim().is_empty() {
+            return Err(Failure::invalid("path is empty: name the file to edit"));
+        }
+        let resolved = ctx.resolve_path(&args.path, PathAccess::Write)?;
+        let guard = self.queue.lock(&resolved.lexical).await?;
+        run_blocking(move || {
+            let outcome = edit_file(&resolved, &pairs, shape);
+            drop(guard);
+            outcome
+        })
+        .await
     }
 }

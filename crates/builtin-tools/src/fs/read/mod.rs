@@ -2,42 +2,43 @@
 //!
 //! * The path is resolved for reading (sandbox-checked) and opened without following a final
 //!   symlink.
-//! * `revision` is `<size>:<mtime in ns>`; passing the previous page's revision as
-//!   `expected_revision` makes the read fail with `reason: "file_revision_mismatch"` if the
-//!   file changed between pages.
-//! * PNG, JPEG, GIF and WEBP files (by magic bytes) come back as `{kind: "image", mime_type,
-//!   width, height, data_base64, …}`; other files with a NUL byte in the first 8 KiB are
+//! * `revision` is `<size>:<mtime in ns>` ([`FileRevision`]); passing the previous page's
+//!   revision as `expected_revision` makes the read fail with `reason: "file_revision_mismatch"`
+//!   if the file changed between pages.
+//! * PNG, JPEG, GIF and WEBP files (by magic bytes) come back as an image block with a line
+//!   giving its type, size and dimensions; other files with a NUL byte in the first 8 KiB are
 //!   refused (`reason: "binary_file"`).
 //! * Text comes back a page at a time ([`paging`]): `offset` (1-based line) and `limit`,
-//!   bounded by the [`OutputLimits`] given at construction. The output says whether more
-//!   follows (`has_more`, `next_offset`) and a `notice` says what was cut and how to continue.
-//!   A line longer than the whole byte budget is replaced by a placeholder
-//!   (`first_line_exceeds_limit: true`).
+//!   bounded by the [`OutputLimits`] given at construction. The model reads numbered lines
+//!   ([`render`]); the output says where the next page starts (`next_offset`) and what stopped
+//!   this one (`truncated_by`). A line longer than the whole byte budget is left out
+//!   (`omitted_line_bytes`) and the model is told how to get at it.
 
 mod paging;
+mod render;
 mod sniff;
 
+pub use render::{ImageOutput, ReadBody, ReadOutput, TextPage, TruncatedBy};
+
 use super::{no_follow, run_blocking};
-use crate::{Failure, Outcome, OutputLimits, finish, parse_args, schema_for};
+use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use base64::Engine as _;
 use kun_ports::{
-    PathAccess, ReadObservation, ResolvedPath, SideEffect, Tool, ToolContext, ToolError,
-    ToolHostContext, ToolKind, ToolPolicy, ToolResult, ToolSpec,
+    ContentBlock, FileRevision, PathAccess, ReadObservation, ResolvedPath, SideEffect, ToolContext,
+    ToolHostContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
 };
 use paging::{Page, PageRequest, Stop};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use sniff::ContentKind;
 use std::io::{BufReader, Read as _};
-use std::path::PathBuf;
-use std::time::UNIX_EPOCH;
 
-const DESCRIPTION: &str = "Read a file. Text comes back a page at a time, as raw lines (no line numbers): use \
-`offset` (1-based line) and `limit` to choose the page, and continue with `next_offset` while `has_more` is true. \
-Pass the previous page's `revision` as `expected_revision` to be told if the file changed in between. Images (PNG, \
-JPEG, GIF, WEBP) come back as base64 with their size; other binary files are refused.";
+const DESCRIPTION: &str = "Read a file. Text comes back a page at a time as numbered lines (`  12│text`; the \
+number and `│` are not part of the file): use `offset` (1-based line) and `limit` to choose the page; a page that \
+does not reach the end says which offset continues. Pass the previous page's `revision` as `expected_revision` to be \
+told if the file changed in between. Images (PNG, JPEG, GIF, WEBP) come back as images; other binary files are \
+refused.";
 
 /// Images larger than this are refused by default.
 pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
@@ -45,7 +46,7 @@ pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 /// Arguments of `read`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ReadArgs {
+pub struct ReadArgs {
     /// The file to read: relative to the workspace root, or absolute inside it.
     path: String,
     /// The first line to return, 1-based (default 1). Use the previous page's `next_offset`.
@@ -77,7 +78,7 @@ impl ReadTool {
     /// A read tool whose pages stay within `limits`.
     #[must_use]
     pub fn new(limits: OutputLimits) -> Self {
-        let spec = ToolSpec::new("read", DESCRIPTION, schema_for::<ReadArgs>())
+        let spec = ToolSpec::typed::<ReadArgs, ReadOutput>("read", DESCRIPTION)
             .with_kind(ToolKind::ToolCall)
             .with_policy(ToolPolicy::Auto)
             .with_side_effect(SideEffect::ReadOnly);
@@ -95,8 +96,7 @@ impl ReadTool {
         self
     }
 
-    async fn run(&self, arguments: Value, ctx: ToolContext<'_>) -> Outcome {
-        let args: ReadArgs = parse_args("read", arguments)?;
+    async fn read(&self, args: ReadArgs, ctx: ToolContext<'_>) -> Result<ReadOutput, Failure> {
         if args.path.trim().is_empty() {
             return Err(Failure::invalid(
                 "path is empty: name a file (find one with ls, glob or grep)",
@@ -115,16 +115,12 @@ fn read_file(
     args: &ReadArgs,
     limits: OutputLimits,
     max_image_bytes: u64,
-) -> Outcome {
-    let path = resolved.lexical.display().to_string();
-    let mut file = no_follow::open_file(&resolved.physical)?;
+) -> Result<ReadOutput, Failure> {
+    let path = resolved.relative.clone();
+    let mut file =
+        no_follow::open_file(&resolved.physical).map_err(|err| err.named(&resolved.relative))?;
     let meta = file.metadata()?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    let revision = format!("{}:{mtime}", meta.len());
+    let revision = FileRevision::of(&meta).to_string();
     if let Some(expected) = args.expected_revision.as_deref()
         && expected != revision
     {
@@ -135,7 +131,6 @@ fn read_file(
         ))
         .with("reason", "file_revision_mismatch")
         .with("path", path)
-        .with("relative_path", resolved.relative.clone())
         .with("expected_revision", expected)
         .with("revision", revision));
     }
@@ -156,25 +151,25 @@ fn read_file(
                 return Err(Failure::new(format!(
                     "{} is a {} image larger than the {} this tool returns",
                     resolved.relative,
-                    format_size(meta.len()),
-                    format_size(max_image_bytes)
+                    crate::output::format_size(meta.len()),
+                    crate::output::format_size(max_image_bytes)
                 ))
                 .with("reason", "file_too_large"));
             }
             let mut data = head;
             file.read_to_end(&mut data)?;
             let size = imagesize::blob_size(&data).ok();
-            Ok(json!({
-                "path": path,
-                "relative_path": resolved.relative,
-                "kind": "image",
-                "mime_type": mime_type,
-                "width": size.map(|s| s.width),
-                "height": size.map(|s| s.height),
-                "byte_size": data.len(),
-                "revision": revision,
-                "data_base64": base64::engine::general_purpose::STANDARD.encode(&data),
-            }))
+            Ok(ReadOutput {
+                path,
+                revision,
+                byte_size: meta.len(),
+                body: ReadBody::Image(ImageOutput {
+                    mime_type: mime_type.to_owned(),
+                    width: size.map(|s| s.width as u64),
+                    height: size.map(|s| s.height as u64),
+                    data_base64: base64::engine::general_purpose::STANDARD.encode(&data),
+                }),
+            })
         }
         ContentKind::Text => {
             let offset = args.offset.unwrap_or(1).max(1);
@@ -185,20 +180,19 @@ fn read_file(
             let request = PageRequest { offset, max_lines, line_stop, max_bytes: limits.max_bytes };
             let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(head).chain(file));
             let page = paging::read_page(reader, request)?;
-            text_output(resolved, path, revision, meta.len(), offset, &page, limits)
+            let body = text_page(resolved, offset, &page)?;
+            Ok(ReadOutput {
+                path,
+                revision,
+                byte_size: meta.len(),
+                body: ReadBody::Text(body),
+            })
         }
     }
 }
 
-fn text_output(
-    resolved: &ResolvedPath,
-    path: String,
-    revision: String,
-    byte_size: u64,
-    offset: usize,
-    page: &Page,
-    limits: OutputLimits,
-) -> Outcome {
+/// The text of one page, or `invalid_arguments` for an offset past the end.
+fn text_page(resolved: &ResolvedPath, offset: usize, page: &Page) -> Result<TextPage, Failure> {
     if offset > page.total_lines.max(1) {
         return Err(Failure::invalid(format!(
             "offset {offset} is past the end of {}, which has {} lines",
@@ -207,118 +201,81 @@ fn text_output(
         .with("total_lines", page.total_lines));
     }
     let has_more = page.end_line < page.total_lines;
-    let next_offset = has_more.then_some(page.end_line + 1);
-    let (content, notice) = match page.first_line_too_long {
-        Some(len) => {
-            let mut notice = format!(
-                "Line {offset} is {} long, more than the {} a page may hold, so it was left out; search inside it \
-                 with grep",
-                format_size(len as u64),
-                format_size(limits.max_bytes as u64)
-            );
-            if let Some(next) = next_offset {
-                notice.push_str(&format!(", or continue with offset={next}"));
-            }
-            notice.push('.');
-            (format!("[{notice}]"), Some(notice))
-        }
-        None => {
-            let content = String::from_utf8(page.content.clone())
-                .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned());
-            let notice = next_offset.map(|next| {
-                let why = match page.stop {
-                    Some(Stop::MaxBytes) => format!("the {} page budget", format_size(limits.max_bytes as u64)),
-                    Some(Stop::MaxLines) => format!("the {}-line page limit", limits.max_lines),
-                    _ => "the requested limit".to_owned(),
-                };
-                format!(
-                    "Showing lines {offset}-{} of {} (stopped at {why}); {} more lines not shown. Continue with \
-                     offset={next}.",
-                    page.end_line,
-                    page.total_lines,
-                    page.total_lines - page.end_line
-                )
-            });
-            (content, notice)
-        }
+    let (content, omitted_line_bytes) = match page.first_line_too_long {
+        Some(len) => (String::new(), Some(len as u64)),
+        None => (
+            String::from_utf8(page.content.clone())
+                .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned()),
+            None,
+        ),
     };
-    Ok(json!({
-        "path": path,
-        "relative_path": resolved.relative,
-        "content": content,
-        "start_line": offset,
-        "end_line": page.end_line,
-        "total_lines": page.total_lines,
-        "byte_size": byte_size,
-        "revision": revision,
-        "truncated": has_more,
-        "truncated_by": if has_more { page.stop.map(Stop::as_str) } else { None },
-        "has_more": has_more,
-        "next_offset": next_offset,
-        "first_line_exceeds_limit": page.first_line_too_long.is_some(),
-        "notice": notice,
-    }))
-}
-
-/// `512B`, `1.5KiB`, `10.0MiB`.
-fn format_size(bytes: u64) -> String {
-    let value = bytes as f64;
-    if bytes < 1024 {
-        format!("{bytes}B")
-    } else if bytes < 1024 * 1024 {
-        format!("{:.1}KiB", value / 1024.0)
+    let truncated_by = if has_more || omitted_line_bytes.is_some() {
+        page.stop.map(TruncatedBy::from)
     } else {
-        format!("{:.1}MiB", value / (1024.0 * 1024.0))
-    }
+        None
+    };
+    Ok(TextPage {
+        content,
+        start_line: offset,
+        end_line: page.end_line,
+        total_lines: page.total_lines,
+        next_offset: has_more.then_some(page.end_line + 1),
+        truncated_by,
+        omitted_line_bytes,
+    })
 }
 
 #[async_trait]
-impl Tool for ReadTool {
+impl TypedTool for ReadTool {
+    type Args = ReadArgs;
+    type Output = ReadOutput;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    /// The file read (absolute lexical path), its text, and whether the page was partial
-    /// (cut short, not starting at line 1, not reaching the end, or an omitted long line).
+    fn render(&self, output: &ReadOutput) -> String {
+        render::render(output, self.limits)
+    }
+
+    fn media(&self, output: &ReadOutput) -> Vec<ContentBlock> {
+        match &output.body {
+            ReadBody::Image(image) => vec![ContentBlock::image(
+                image.data_base64.clone(),
+                image.mime_type.clone(),
+            )],
+            ReadBody::Text(_) => Vec::new(),
+        }
+    }
+
+    /// The file read (as the call named it), its text and revision, and whether the page was
+    /// partial (not starting at line 1, not reaching the end, or an omitted long line).
     fn observed_read(
         &self,
-        _arguments: &Value,
-        output: &Value,
+        args: &ReadArgs,
+        output: &ReadOutput,
         _ctx: &ToolHostContext,
     ) -> Option<ReadObservation> {
-        if output.get("error").is_some() {
-            return None;
-        }
-        let path = PathBuf::from(output.get("path")?.as_str()?);
-        if output.get("kind").and_then(Value::as_str) == Some("image") {
-            return Some(ReadObservation {
-                path,
-                content: None,
-                partial: false,
-            });
-        }
-        let flag = |key: &str| output.get(key).and_then(Value::as_bool).unwrap_or(false);
-        let number = |key: &str| output.get(key).and_then(Value::as_u64).unwrap_or(0);
-        let partial = flag("truncated")
-            || flag("first_line_exceeds_limit")
-            || number("start_line") > 1
-            || number("end_line") < number("total_lines");
-        let content = output
-            .get("content")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let revision = output.revision.parse().ok();
+        let (content, partial) = match &output.body {
+            ReadBody::Image(_) => (None, false),
+            ReadBody::Text(page) => (
+                Some(page.content.clone()),
+                page.start_line > 1
+                    || page.next_offset.is_some()
+                    || page.omitted_line_bytes.is_some()
+                    || page.end_line < page.total_lines,
+            ),
+        };
         Some(ReadObservation {
-            path,
+            path: args.path.clone().into(),
             content,
             partial,
+            revision,
         })
     }
 
-    async fn execute<'a>(
-        &self,
-        arguments: Value,
-        ctx: ToolContext<'a>,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(finish(self.run(arguments, ctx).await))
+    async fn run(&self, args: ReadArgs, ctx: ToolContext<'_>) -> Result<ReadOutput, Failure> {
+        self.read(args, ctx).await
     }
 }

@@ -21,17 +21,6 @@ pub(crate) enum Stop {
     MaxBytes,
 }
 
-impl Stop {
-    /// The wire name (`truncated_by`).
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Requested => "requested_limit",
-            Self::MaxLines => "max_lines",
-            Self::MaxBytes => "max_bytes",
-        }
-    }
-}
-
 /// Which lines to take.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PageRequest {
