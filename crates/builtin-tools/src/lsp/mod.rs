@@ -491,12 +491,13 @@ mod tests {
         fn tier(&self) -> kun_ports::ConfinementTier {
             kun_ports::ConfinementTier::None
         }
-        fn confine(
+        fn command(
             &self,
-            _command: &mut std::process::Command,
-            _scope: &ConfinementScope,
-        ) -> Result<(), kun_ports::ConfinementError> {
-            Ok(())
+            _spec: &CommandSpec,
+        ) -> Result<kun_ports::ConfinedCommand, kun_ports::ConfinementError> {
+            Err(kun_ports::ConfinementError {
+                message: "no server starts in these tests".to_owned(),
+            })
         }
     }
 
