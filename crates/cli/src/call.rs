@@ -91,7 +91,16 @@ async fn run_calls(assembly: &Assembly, args: &CallArgs) -> Outcome {
                 .clone()
                 .unwrap_or_else(|| format!("call-{run_id}"));
             let call = ToolCall::new(call_id, tool.clone(), arguments);
-            match execute(assembly, &args.thread, &turn, call, &approver, asker.as_ref()).await {
+            match execute(
+                assembly,
+                &args.thread,
+                &turn,
+                call,
+                &approver,
+                asker.as_ref(),
+            )
+            .await
+            {
                 Ok(result) => {
                     if args.text {
                         println!("{}", model_view(&result));
@@ -117,7 +126,9 @@ async fn execute(
     approver: &Arc<dyn ApprovalGate>,
     asker: Option<&Arc<dyn UserInputChannel>>,
 ) -> Result<ToolResult, HostError> {
-    let mut ctx = assembly.context(thread, turn).approver(Arc::clone(approver));
+    let mut ctx = assembly
+        .context(thread, turn)
+        .approver(Arc::clone(approver));
     if let Some(asker) = asker {
         ctx = ctx.user_input(Arc::clone(asker));
     }
@@ -188,7 +199,16 @@ async fn run_script(
         let call_id = line.call_id.unwrap_or_else(|| format!("call-{number}"));
         let tool = line.tool.clone();
         let call = ToolCall::new(call_id, line.tool, line.arguments);
-        match execute(assembly, &args.thread, &turn, call, &approver, asker.as_ref()).await {
+        match execute(
+            assembly,
+            &args.thread,
+            &turn,
+            call,
+            &approver,
+            asker.as_ref(),
+        )
+        .await
+        {
             Ok(result) if args.text => {
                 let error = if result.is_error { " (error)" } else { "" };
                 println!("=== line {number}: {tool}{error} ===");

@@ -7,16 +7,18 @@
 //! | `side_effect = read-only` | `readOnlyHint: true` |
 //! | kind `file_change` / `command_execution`, not read-only | `destructiveHint: true` |
 //! | provider kind `mcp` / `web` | `openWorldHint: true` |
-//! | result `output` | `structuredContent` (a non-object wrapped as `{"value": …}`), and one text block with the same JSON |
+//! | result `output` | `structuredContent` (a non-object wrapped as `{"value": …}`) |
+//! | result content (`model_content`) | `content`: text, image and audio blocks, resource links (a generated video) |
 //! | result `is_error` | `isError` |
 //! | `Err(UnknownTool / NotAdvertised / DisabledByPolicy)` | JSON-RPC `-32602` invalid params |
 //! | `Err(Aborted)` | JSON-RPC `-32603` internal error (the client cancelled the call) |
 
 use kun_ports::{
-    HostError, NotAdvertisedReason, ProviderKind, SideEffect, ToolDescriptor, ToolKind, ToolResult,
+    ContentBlock, HostError, NotAdvertisedReason, ProviderKind, SideEffect, ToolDescriptor,
+    ToolKind, ToolResult,
 };
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, JsonObject, Resource, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -51,21 +53,55 @@ pub fn mcp_tool(descriptor: &ToolDescriptor) -> Tool {
 }
 
 /// A pipeline result as an MCP result: `structuredContent` is the output object, `content`
-/// one text block with the same JSON, `isError` mirrors.
+/// the blocks the model reads ([`ToolResult::model_content`]: the tool's text, image, audio
+/// and resource-link blocks, or one text block), `isError` mirrors.
 #[must_use]
 pub fn call_result(result: ToolResult) -> CallToolResult {
-    let text = result.model_text();
+    let content: Vec<rmcp::model::ContentBlock> = result
+        .model_content()
+        .into_iter()
+        .map(content_block)
+        .collect();
     let structured = match result.output {
         Value::Object(_) => result.output,
         other => json!({ "value": other }),
     };
     let mut converted = if result.is_error {
-        CallToolResult::error(vec![rmcp::model::ContentBlock::text(text)])
+        CallToolResult::error(content)
     } else {
-        CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)])
+        CallToolResult::success(content)
     };
     converted.structured_content = Some(structured);
     converted
+}
+
+/// One of our content blocks as MCP's.
+#[must_use]
+pub fn content_block(block: ContentBlock) -> rmcp::model::ContentBlock {
+    match block {
+        ContentBlock::Text { text } => rmcp::model::ContentBlock::text(text),
+        ContentBlock::Image { data, mime_type } => {
+            rmcp::model::ContentBlock::image(data, mime_type)
+        }
+        ContentBlock::Audio { data, mime_type } => {
+            rmcp::model::ContentBlock::audio(data, mime_type)
+        }
+        ContentBlock::ResourceLink {
+            uri,
+            name,
+            mime_type,
+            description,
+        } => {
+            let mut resource = Resource::new(uri, name);
+            if let Some(mime_type) = mime_type {
+                resource = resource.with_mime_type(mime_type);
+            }
+            if let Some(description) = description {
+                resource = resource.with_description(description);
+            }
+            rmcp::model::ContentBlock::resource_link(resource)
+        }
+    }
 }
 
 /// A refusal (`Err` from the host) as a JSON-RPC error.
@@ -128,6 +164,45 @@ mod tests {
         assert_eq!(
             failure.structured_content,
             Some(json!({"code": "approval_denied", "error": "no"}))
+        );
+    }
+
+    #[test]
+    fn media_blocks_reach_the_client_as_mcp_content() {
+        let result = call_result(ToolResult {
+            output: json!({"path": "/data/a.png"}),
+            is_error: false,
+            content: vec![
+                ContentBlock::text("1280x800 (scale 0.5)"),
+                ContentBlock::image("aGk=", "image/png"),
+                ContentBlock::audio("d2F2", "audio/wav"),
+                ContentBlock::ResourceLink {
+                    uri: "file:///data/v.mp4".to_owned(),
+                    name: "v.mp4".to_owned(),
+                    mime_type: Some("video/mp4".to_owned()),
+                    description: None,
+                },
+            ],
+        });
+        let wire = serde_json::to_value(&result.content).unwrap();
+        assert_eq!(
+            wire[0],
+            json!({"type": "text", "text": "1280x800 (scale 0.5)"})
+        );
+        assert_eq!(
+            wire[1],
+            json!({"type": "image", "data": "aGk=", "mimeType": "image/png"})
+        );
+        assert_eq!(
+            wire[2],
+            json!({"type": "audio", "data": "d2F2", "mimeType": "audio/wav"})
+        );
+        assert_eq!(wire[3]["type"], "resource_link");
+        assert_eq!(wire[3]["uri"], "file:///data/v.mp4");
+        assert_eq!(wire[3]["mimeType"], "video/mp4");
+        assert_eq!(
+            result.structured_content,
+            Some(json!({"path": "/data/a.png"}))
         );
     }
 
