@@ -111,7 +111,7 @@ pub(crate) fn providers(settings: &Settings, kept: &GuiMediaKept) -> GuiMediaPro
         kept.desktop
             .probe()
             .map(|_| ())
-            .map_err(|err| format!("computer_use has no desktop: {err}"))
+            .map_err(|err| format!("computer_use cannot run: {err}"))
     };
     let backend: Arc<dyn ComputerBackend> = kept.desktop.clone();
     let computer = ComputerUseProvider::new(
