@@ -296,3 +296,40 @@ async fn request_user_input_builds_a_flat_form() {
         "bad forms are never shown"
     );
 }
+
+/// A person who never answers.
+struct Silent;
+
+#[async_trait]
+impl UserInputChannel for Silent {
+    async fn ask(&self, _question: &UserQuestion) -> UserAnswer {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn an_abort_stops_waiting_for_the_person() {
+    use kun_ports::{AbortSignal, ToolCall, ToolHost as _};
+    let host = host(vec![Arc::new(UserInputProvider::new())]);
+    let dir = tempfile::tempdir().unwrap();
+    let abort = AbortSignal::new();
+    let ctx = ctx(dir.path(), "t")
+        .user_input(Arc::new(Silent))
+        .abort(abort.clone())
+        .build();
+    let aborter = abort.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        aborter.abort();
+    });
+    let call = ToolCall::new("c1", "user_input", json!({"question": "Proceed?"}));
+    let outcome =
+        tokio::time::timeout(std::time::Duration::from_secs(10), host.execute(call, &ctx))
+            .await
+            .expect("the call still waits for the person after the abort");
+    match outcome {
+        Err(kun_ports::HostError::Aborted { .. }) => {}
+        Ok(result) => assert_eq!(result.output["status"], "cancelled", "{result:?}"),
+        Err(other) => panic!("unexpected refusal: {other}"),
+    }
+}

@@ -43,7 +43,8 @@ pub struct InputOutput {
 }
 
 /// Asks through the turn's channel; a missing channel or an unavailable one is
-/// `user_input_unavailable`; an answer that does not fit the question is refused.
+/// `user_input_unavailable`; an answer that does not fit the question is refused; an abort
+/// stops the wait (as a cancellation).
 async fn ask(
     ctx: &ToolContext<'_>,
     question: &UserQuestion,
@@ -57,7 +58,13 @@ async fn ask(
             ),
         );
     };
-    match channel.ask(question).await {
+    // An aborted turn stops waiting for the person (the pipeline reports the abort).
+    let answer = tokio::select! {
+        biased;
+        () = ctx.turn.abort.aborted() => UserAnswer::Cancelled,
+        answer = channel.ask(question) => answer,
+    };
+    match answer {
         UserAnswer::Answered { values } => {
             question.check(&values).map_err(|problem| {
                 ToolFailure::new(format!(
