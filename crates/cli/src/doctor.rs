@@ -124,10 +124,12 @@ fn report(
                     "tool_count": p.tool_count,
                     "listed": listed,
                 });
-                if p.policy.enabled && p.policy.available && listed < p.tool_count {
-                    if let Some(why) = not_listed_why(&p.id, p.kind, &assembly.settings) {
-                        entry["not_listed"] = json!(why);
-                    }
+                if p.policy.enabled
+                    && p.policy.available
+                    && listed < p.tool_count
+                    && let Some(why) = not_listed_why(&p.id, p.kind, &assembly.settings)
+                {
+                    entry["not_listed"] = json!(why);
                 }
                 entry
             })
