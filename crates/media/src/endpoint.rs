@@ -61,12 +61,12 @@ impl Endpoint {
     }
 }
 
-/// The HTTP client: rustls (ring) with the platform verifier, HTTP/1.1.
+/// The HTTP client: rustls (aws-lc-rs) with the platform verifier, HTTP/1.1.
 ///
 /// # Errors
 /// When TLS cannot be set up (no certificate store) or the client cannot be built.
 pub fn http_client() -> Result<reqwest::Client, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let verifier = rustls_platform_verifier::Verifier::new(Arc::clone(&provider))
         .map_err(|err| format!("TLS certificate verification cannot be set up: {err}"))?;
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
