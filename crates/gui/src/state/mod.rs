@@ -1,4 +1,4 @@
-//! [`ThreadState`](kun_ports::ThreadState) adapters: [`MemoryThreadState`] for one process,
+//! [`ThreadState`] adapters: [`MemoryThreadState`] for one process,
 //! [`FileThreadState`] for a file per thread under the user state directory (a second
 //! process, or a restarted `serve`, sees the same goal and todos).
 
