@@ -22,7 +22,7 @@ pub struct Bench {
 }
 
 /// Every benchmark, in the order `cargo xtask bench` runs them.
-pub const BENCHES: [Bench; 5] = [
+pub const BENCHES: [Bench; 7] = [
     Bench {
         name: "catalog",
         package: "kun-registry",
@@ -52,6 +52,18 @@ pub const BENCHES: [Bench; 5] = [
         package: "kun-mcp",
         example: "bench_mcp",
         measures: "BM25 search over 10,000 MCP tools",
+    },
+    Bench {
+        name: "memory",
+        package: "kun-memory",
+        example: "bench_memory",
+        measures: "memory search latency (p50/p95) over 10,000 memories vs a LIKE scan",
+    },
+    Bench {
+        name: "web",
+        package: "kun-web",
+        example: "bench_web",
+        measures: "web_fetch throughput against a local server vs a plain GET",
     },
 ];
 
@@ -185,7 +197,10 @@ mod tests {
     #[test]
     fn names_choose_in_table_order_and_unknown_names_fail() {
         let all: Vec<&str> = choose(&[]).unwrap().iter().map(|b| b.name).collect();
-        assert_eq!(all, ["catalog", "search", "edit", "serve", "mcp"]);
+        assert_eq!(
+            all,
+            ["catalog", "search", "edit", "serve", "mcp", "memory", "web"]
+        );
         let some = choose(&["mcp".to_owned(), "catalog".to_owned()]).unwrap();
         assert_eq!(
             some.iter().map(|b| b.name).collect::<Vec<_>>(),

@@ -32,6 +32,7 @@ pub const DEFAULT_QUEUE: usize = 64;
 ///     arguments: serde_json::json!({"path": "notes.md"}),
 ///     reason: ApprovalReason::RuntimePolicy,
 ///     grant_key: GrantKey::tool("write"),
+///     delegated_agent: None,
 /// };
 /// assert_eq!(gate.request_approval(&request).await, ApprovalDecision::Allow);
 /// # }

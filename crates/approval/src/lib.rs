@@ -45,6 +45,7 @@
 //!     arguments: serde_json::json!({"command": "cargo test -p kun-approval"}),
 //!     reason: ApprovalReason::RuntimePolicy,
 //!     grant_key: GrantKey::scoped("bash", "cargo test"),
+//!     delegated_agent: None,
 //! };
 //! assert_eq!(gate.request_approval(&request(1)).await, ApprovalDecision::AllowForSession);
 //! // Same grant key: allowed from the session grant, nobody is asked.
@@ -61,6 +62,9 @@
 //! assert_eq!(sources, [DecisionSource::Approver, DecisionSource::SessionGrant]);
 //! # }
 //! ```
+
+// The README is compiled as doctests, so its examples cannot rot.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 
 mod approver;
 mod channel;

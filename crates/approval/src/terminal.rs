@@ -163,8 +163,13 @@ fn question(request: &ApprovalRequest) -> String {
          allow [o]nce or [d]eny (optionally: d <reason>)? "
             .to_owned()
     };
+    let asker = request
+        .delegated_agent
+        .as_ref()
+        .map(|agent| format!(", asked by the sub-agent {}", printable(agent)))
+        .unwrap_or_default();
     format!(
-        "\napproval needed: {tool} (call {call})\n  why: {why}\n  arguments: {args}\n{choices}",
+        "\napproval needed: {tool} (call {call}{asker})\n  why: {why}\n  arguments: {args}\n{choices}",
         tool = printable(&request.tool_name),
         call = printable(&request.call_id),
         why = request.reason.describe(),
@@ -293,6 +298,7 @@ mod tests {
             arguments: json!({"command": "echo \u{1b}[2J \u{202e}", "pad": "é".repeat(3_000)}),
             reason: ApprovalReason::UnconfinedCommand,
             grant_key: GrantKey::scoped("bash", "echo\u{1b}"),
+            delegated_agent: None,
         };
         let text = question(&request);
         assert!(!text.contains('\u{1b}'), "{text}");
@@ -313,6 +319,7 @@ mod tests {
             arguments: json!({"command": "make && rm -rf build"}),
             reason: ApprovalReason::UnconfinedCommand,
             grant_key,
+            delegated_agent: None,
         }
     }
 

@@ -13,6 +13,7 @@ fn request(n: u32, key: GrantKey) -> ApprovalRequest {
         arguments: serde_json::json!({"command": "rm -rf build; make"}),
         reason: ApprovalReason::UnconfinedCommand,
         grant_key: key,
+        delegated_agent: None,
     }
 }
 

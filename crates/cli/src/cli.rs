@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use kun_composition::config::ApprovalFallback;
-use kun_ports::{ApprovalPolicy, ClientSurface, SandboxMode, ThreadMode};
+use kun_ports::{ApprovalPolicy, ClientSurface, MemoryScope, SandboxMode, ThreadMode};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -28,9 +28,13 @@ pub enum Command {
     /// trust and what it left out, the providers, the configuration errors and the command
     /// confinement tier.
     Doctor(DoctorArgs),
+    /// List the skills found (and every skipped file), and for a prompt what activates.
+    Skills(SkillsArgs),
     /// Trust a workspace: add its canonical path to `[trust] workspaces` in the user config,
     /// and print what its configuration changes from now on.
     Trust(TrustArgs),
+    /// List, search or remove the memories a workspace sees.
+    Memory(MemoryArgs),
 }
 
 fn parse_mode<T: std::str::FromStr>(value: &str) -> Result<T, String>
@@ -150,6 +154,23 @@ pub struct ServeArgs {
     pub thread: Option<String>,
 }
 
+/// `kun-tools skills`.
+#[derive(Debug, Args)]
+pub struct SkillsArgs {
+    /// Shared flags.
+    #[command(flatten)]
+    pub common: Common,
+    /// A prompt: show which skills it activates, their scores and the narrowed allow-list.
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
+    /// A file involved in the prompt (its type can activate skills); repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub file: Vec<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `kun-tools doctor`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
@@ -203,4 +224,54 @@ impl DoctorArgs {
             trust_workspace: self.trust_workspace,
         }
     }
+}
+
+/// `kun-tools memory`.
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: MemoryCommand,
+    /// The workspace whose memories to show (with the user's and its project's).
+    #[arg(long, value_name = "DIR", global = true, default_value = ".")]
+    pub workspace: PathBuf,
+    /// A configuration file applied after the user and workspace ones.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// `kun-tools memory list|search|rm`.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// The memories, most recently changed first.
+    List {
+        /// Only this scope: user | workspace | project.
+        #[arg(long, value_parser = parse_mode::<MemoryScope>)]
+        scope: Option<MemoryScope>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Skip this many.
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+    },
+    /// The memories that best match a query.
+    Search {
+        /// Keywords.
+        query: String,
+        /// Only this scope: user | workspace | project.
+        #[arg(long, value_parser = parse_mode::<MemoryScope>)]
+        scope: Option<MemoryScope>,
+        /// At most this many.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// Remove one memory (it must be visible from the workspace).
+    Rm {
+        /// Its id (`m42`).
+        id: String,
+    },
 }

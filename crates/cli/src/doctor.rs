@@ -142,8 +142,74 @@ fn report(
             "tier": assembly.capabilities.tier(),
             "reason": assembly.capabilities.reason(),
         });
+        agents(assembly, &mut report);
+        report["memory"] = kun_composition::memory_status(&assembly.settings);
+        report["web"] = kun_composition::web_status(&assembly.settings);
     }
     report
+}
+
+/// Skills (ids and skipped files) and delegation (runner state, profiles and skipped agent
+/// files).
+fn agents(assembly: &Assembly, report: &mut Value) {
+    let skills = assembly.skills.catalog();
+    report["skills"] = json!({
+        "ids": skills.ids(),
+        "diagnostics": skills.diagnostics(),
+    });
+    let profiles = assembly.delegation.profiles();
+    report["delegation"] = json!({
+        "runner": assembly.runner,
+        "runner_state": assembly.runner.describe(),
+        "profiles": profiles.iter().map(|p| json!({
+            "name": p.name,
+            "description": p.description,
+            "tools": p.tools,
+            "origin": p.origin,
+        })).collect::<Vec<_>>(),
+        "diagnostics": profiles.diagnostics(),
+    });
+}
+
+/// The memory file and the web tools, as text lines.
+fn memory_and_web(report: &Value, out: &mut String) {
+    let str_of = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    let memory = &report["memory"];
+    if !memory.is_null() {
+        let path = str_of(&memory["path"]);
+        let state = if let Some(error) = memory["error"].as_str() {
+            format!("unusable: {error}")
+        } else if memory["exists"] == true {
+            format!(
+                "schema version {}, {} memories",
+                memory["schema_version"], memory["memories"]
+            )
+        } else {
+            format!("absent, {}", str_of(&memory["note"]))
+        };
+        let _ = writeln!(out, "memory: {path} ({state})");
+    }
+    let web = &report["web"];
+    if let Some(providers) = web["providers"].as_array() {
+        let guard = if web["allow_private_addresses"] == true {
+            "private addresses ALLOWED"
+        } else {
+            "private addresses blocked"
+        };
+        let _ = writeln!(out, "web ({guard}):");
+        for p in providers {
+            let backend = p["backend"]
+                .as_str()
+                .map(|b| format!(" [{b}]"))
+                .unwrap_or_default();
+            let state = if p["available"] == true {
+                "available".to_owned()
+            } else {
+                format!("unavailable: {}", str_of(&p["reason"]))
+            };
+            let _ = writeln!(out, "  {}{backend}: {state}", str_of(&p["tool"]));
+        }
+    }
 }
 
 /// Starts the configured MCP servers once and reports each one's state (connected with its
@@ -341,7 +407,9 @@ fn text(report: &Value) -> String {
             str_of(&report["confinement"]["tier"]),
             str_of(&report["confinement"]["reason"])
         );
+        memory_and_web(report, &mut out);
     }
+    agents_text(report, &mut out);
     if let Some(servers) = report["mcp_servers"].as_array() {
         out.push_str(
             "
@@ -386,6 +454,60 @@ MCP configuration error: {err}"
         );
     }
     out
+}
+
+/// The skills and delegation lines.
+fn agents_text(report: &Value, out: &mut String) {
+    let str_of = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    let diagnostics = |v: &Value, out: &mut String| {
+        for d in v.as_array().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "    skipped or noted: {}: {}",
+                str_of(&d["file"]),
+                str_of(&d["message"])
+            );
+        }
+    };
+    if let Some(ids) = report["skills"]["ids"].as_array() {
+        let names: Vec<String> = ids.iter().map(str_of).collect();
+        let _ = writeln!(
+            out,
+            "\nskills: {}{}",
+            names.len(),
+            if names.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", names.join(", "))
+            }
+        );
+        diagnostics(&report["skills"]["diagnostics"], out);
+    }
+    if let Some(state) = report["delegation"]["runner_state"].as_str() {
+        let _ = writeln!(out, "\ndelegation runner: {state}");
+        out.push_str("agent profiles:\n");
+        for p in report["delegation"]["profiles"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let tools = match p["tools"]["policy"].as_str() {
+                Some("explicit") => p["tools"]["tools"]
+                    .as_array()
+                    .map(|t| t.iter().map(str_of).collect::<Vec<_>>().join(", "))
+                    .unwrap_or_default(),
+                Some(policy) => policy.replace('_', "-"),
+                None => "?".to_owned(),
+            };
+            let origin = match p["origin"]["layer"].as_str() {
+                Some("workspace") => format!("workspace {}", str_of(&p["origin"]["path"])),
+                Some(layer) => layer.replace('_', "-"),
+                None => "?".to_owned(),
+            };
+            let _ = writeln!(out, "  {} [{tools}] ({origin})", str_of(&p["name"]));
+        }
+        diagnostics(&report["delegation"]["diagnostics"], out);
+    }
 }
 
 /// `{"layer": "workspace", "path": "…"}` → `workspace config …`.

@@ -7,10 +7,12 @@
 //! * `kun-tools doctor [--workspace DIR] [--json]` — configuration, trust, providers,
 //!   confinement.
 //! * `kun-tools trust DIR` — trust a workspace from now on (see [`trust`]).
+//! * `kun-tools skills --workspace DIR [--prompt TEXT] [--file PATH]… [--json]` — skills.
 //!
 //! `catalog`, `call`, `serve` and `doctor` take `--trust-workspace` to trust the workspace
 //! for one run. Workspace settings an untrusted workspace may not apply are reported once on
 //! stderr, one line each.
+//! * `kun-tools memory list|search|rm --workspace DIR [--json]` — the memories it sees.
 //!
 //! Exit codes: 0 when a call produced a result (error results included), 1 when a call was
 //! refused with an `Err` (unknown or unadvertised tool, a `never` tool, an abort), 2 for usage
@@ -22,8 +24,10 @@ mod call;
 mod catalog;
 mod cli;
 mod doctor;
+mod memory;
 mod serve;
 mod setup;
+mod skills;
 mod trust;
 
 use clap::Parser;
@@ -79,7 +83,9 @@ fn main() -> ExitCode {
             cli::Command::Call(args) => call::run(args).await,
             cli::Command::Serve(args) => serve::run(args).await,
             cli::Command::Doctor(args) => doctor::run(&args).await,
+            cli::Command::Skills(args) => skills::run(&args),
             cli::Command::Trust(args) => trust::run(&args),
+            cli::Command::Memory(args) => memory::run(args).await,
         }
     });
     // A stdio read still pending in the blocking pool must not keep the process alive.

@@ -7,10 +7,17 @@ use kun_composition::{
 };
 use std::path::{Path, PathBuf};
 
-/// Logs go to stderr (stdout belongs to results and to the MCP protocol); `RUST_LOG` filters.
+/// The log filter when `RUST_LOG` is not set: warnings, except rmcp's. rmcp logs every
+/// JSON-RPC error it answers (`-32601` for a client probing `prompts/list`, `-32602`, a
+/// newer protocol version offered) as a warning, so normal protocol negotiation would fill
+/// the client's stderr pane; its errors still show.
+pub const DEFAULT_LOG_FILTER: &str = "warn,rmcp=error";
+
+/// Logs go to stderr (stdout belongs to results and to the MCP protocol); `RUST_LOG` filters
+/// (default [`DEFAULT_LOG_FILTER`]).
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

@@ -29,6 +29,7 @@ impl Env {
         cmd.args(args)
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .env("XDG_DATA_HOME", self.dir.path().join("data"))
             .env_remove("RUST_LOG")
             .stdin(Stdio::null());
         cmd
@@ -104,6 +105,10 @@ fn catalog_json_shape_is_sorted_and_fingerprinted() {
     assert_eq!(read["policy"], "auto");
     assert_eq!(read["provider_kind"], "built-in");
     assert_eq!(cat["providers"][0]["id"], "builtin");
+    // The probed confinement tier, as doctor shows it.
+    let tier = cat["confinement"]["tier"].as_str().unwrap();
+    assert!(["bubblewrap", "landlock", "none"].contains(&tier), "{tier}");
+    assert!(cat["confinement"]["reason"].is_string());
     assert!(
         !list.contains(&"find".to_owned()),
         "find is an unadvertised alias"

@@ -24,6 +24,7 @@ fn run(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, Value, String) {
         .args(args)
         .env("XDG_CONFIG_HOME", dir.join("config"))
         .env("XDG_STATE_HOME", dir.join("state"))
+        .env("XDG_DATA_HOME", dir.join("data"))
         .stdin(Stdio::null())
         .output()
         .unwrap();

@@ -37,6 +37,7 @@ fn scenario(python: &PathBuf, env: &Env, name: &str, extra: &[&str]) -> Output {
         .args(extra)
         .env("XDG_CONFIG_HOME", env.dir.path().join("config"))
         .env("XDG_STATE_HOME", env.dir.path().join("state"))
+        .env("XDG_DATA_HOME", env.dir.path().join("data"))
         .env_remove("RUST_LOG")
         .output()
         .unwrap();

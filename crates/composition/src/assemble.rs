@@ -1,13 +1,15 @@
 //! Settings → providers → main and child registries → host.
 
-use crate::ChildRegistryBuilder;
+use crate::agents;
 use crate::config::{ConfigError, Settings};
 use crate::gui_media::{GuiMediaKept, ThreadStateChoice};
+use crate::{ChildRegistry, ChildRegistryBuilder};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
+use kun_ports::process::EnvAllowList;
 use kun_ports::{
-    ImBridge, LedgerError, OperationLedger, ReadTracker, ToolHostContext, ToolHostContextBuilder,
-    ToolLists, ToolProvider,
+    ImBridge, LedgerError, NetworkAccess, OperationLedger, ReadTracker, ToolHostContext,
+    ToolHostContextBuilder, ToolLists, ToolProvider,
 };
 use kun_registry::ledger::{InMemoryLedger, JournalLedger, LedgerBounds};
 use kun_registry::read_tracker::InMemoryReadTracker;
@@ -80,10 +82,19 @@ pub struct Assembly {
     pub settings: Settings,
     /// The main registry.
     pub registry: Arc<CapabilityRegistry>,
-    /// The child registry (delegable providers only).
-    pub child_registry: Arc<CapabilityRegistry>,
+    /// The child registry: [`Delegable`](kun_ports::Delegable) providers only, at every
+    /// entrance.
+    pub child_registry: ChildRegistry,
     /// The host: catalog and pipeline.
     pub host: Arc<Host>,
+    /// The child host: the pipeline over the child registry, where delegated children run.
+    pub child_host: Arc<Host>,
+    /// The skills provider (its catalog feeds `serve`'s instructions and prompts).
+    pub skills: Arc<kun_skills::SkillsProvider>,
+    /// The delegation provider (its profiles feed `doctor`).
+    pub delegation: Arc<kun_delegation::DelegationProvider>,
+    /// The child runner's state.
+    pub runner: crate::RunnerState,
     /// The OS confinement tier commands run under.
     pub capabilities: SandboxCapabilities,
     /// State that outlives a configuration reload (see [`Assembly::reassemble`]).
@@ -162,6 +173,12 @@ fn builtin_provider(
             .unwrap_or(crate::config::DEFAULT_BASH_TIMEOUT_SECONDS),
     ));
     builtin_options.im_bridge = im_bridge;
+    builtin_options.env = EnvAllowList::new(settings.shell.env.iter().map(String::as_str));
+    builtin_options.network = if settings.sandbox_options.network {
+        NetworkAccess::Enabled
+    } else {
+        NetworkAccess::Disabled
+    };
     Arc::new(BuiltinProvider::new(builtin_options))
 }
 
@@ -192,37 +209,66 @@ fn wire(
     if let Some(names) = &settings.tools.plan_allow {
         filters = filters.with_plan_whitelist(PlanWhitelist::new(names.iter().map(String::as_str)));
     }
+    let standing = agents::workspace_standing(&settings);
+    let skills = agents::skills_provider(&settings, standing);
+    let memory = crate::memory_provider(&settings);
+    let (web, web_search) = crate::web_providers(&settings);
+    let mut child = ChildRegistryBuilder::default();
+    child.add(Arc::clone(&kept.builtin));
+    child.add(Arc::clone(&skills));
+    child.add(Arc::clone(&memory));
+    child.add(Arc::clone(&web));
+    child.add(Arc::clone(&web_search));
     let gui_media = crate::gui_media::providers(&settings, &kept.gui_media);
-    let mut main_providers: Vec<Arc<dyn ToolProvider>> = vec![kept.builtin.clone()];
+    for media in gui_media.media {
+        child.add(media);
+    }
+    let child_registry = ChildRegistry::with_providers(filters.clone(), child)?;
+    let hooks: Arc<HookEngine> = Arc::new(
+        HookEngine::builder()
+            .config(settings.hooks.clone())
+            .builtin(BuiltinHook::DesignQuality)
+            .build()
+            .map_err(|err| AssembleError::Hooks(err.to_string()))?,
+    );
+    // Children run through the same gates: the same hooks, ledger and read tracker.
+    let child_host = Arc::new(
+        child_registry
+            .host()
+            .hooks(hooks.clone())
+            .ledger(Arc::clone(&kept.ledger))
+            .read_tracker(Arc::clone(&kept.read_tracker))
+            .build(),
+    );
+    let (runner, runner_state) = agents::runner(&settings);
+    let delegation = agents::delegation_provider(
+        &settings,
+        agents::profiles(&settings, standing),
+        runner,
+        child_host.clone(),
+    );
+    let mut main_providers: Vec<Arc<dyn ToolProvider>> = vec![
+        kept.builtin.clone(),
+        skills.clone(),
+        delegation.clone(),
+        memory,
+        web,
+        web_search,
+    ];
     main_providers.extend(gui_media.main);
+    // Lists may name the skills and delegation tools even while their provider is off.
     let registered = main_providers
         .iter()
         .flat_map(|provider| provider.tools())
-        .map(|tool| tool.spec().name.clone());
+        .map(|tool| tool.spec().name.clone())
+        .chain([kun_skills::LOAD_SKILL, kun_delegation::DELEGATE_TASK].map(str::to_owned));
     crate::lists::check(
         &settings,
         &crate::lists::KnownNames::new(registered, &settings),
     )?;
-    let mut child = ChildRegistryBuilder::default();
-    child.add(Arc::clone(&kept.builtin));
-    for media in gui_media.media {
-        child.add(media);
-    }
-    let registry = Arc::new(CapabilityRegistry::with_providers(
-        filters.clone(),
-        main_providers,
-    )?);
-    let child_registry = Arc::new(CapabilityRegistry::with_providers(
-        filters,
-        child.into_providers(),
-    )?);
-    let hooks = HookEngine::builder()
-        .config(settings.hooks.clone())
-        .builtin(BuiltinHook::DesignQuality)
-        .build()
-        .map_err(|err| AssembleError::Hooks(err.to_string()))?;
+    let registry = Arc::new(CapabilityRegistry::with_providers(filters, main_providers)?);
     let host = Host::builder(Arc::clone(&registry))
-        .hooks(Arc::new(hooks))
+        .hooks(hooks)
         .ledger(Arc::clone(&kept.ledger))
         .read_tracker(Arc::clone(&kept.read_tracker))
         .build();
@@ -231,6 +277,10 @@ fn wire(
         registry,
         child_registry,
         host: Arc::new(host),
+        child_host,
+        skills,
+        delegation,
+        runner: runner_state,
         capabilities,
         kept,
     })
@@ -248,7 +298,11 @@ impl Assembly {
     /// When the new hooks or providers cannot be set up; `self` is unchanged either way.
     pub fn reassemble(&self, settings: Settings) -> Result<Self, AssembleError> {
         let mut kept = self.kept.clone();
-        if settings.limits != self.settings.limits {
+        // What the built-in tools are built with: limits, the commands' environment and
+        // network. Anything else keeps them (and their background shells) running.
+        let builtin_inputs =
+            |s: &Settings| (s.limits.clone(), s.shell.clone(), s.sandbox_options.network);
+        if builtin_inputs(&settings) != builtin_inputs(&self.settings) {
             kept.builtin = builtin_provider(&settings, &self.capabilities, kept.im_bridge.clone());
         }
         wire(settings, self.capabilities.clone(), kept)
@@ -296,6 +350,11 @@ impl Assembly {
                 })
             })
             .collect();
-        json!({"fingerprint": fingerprint.fingerprint, "tools": tools, "providers": providers})
+        json!({
+            "fingerprint": fingerprint.fingerprint,
+            "tools": tools,
+            "providers": providers,
+            "confinement": self.capabilities.report(),
+        })
     }
 }

@@ -12,16 +12,25 @@
 //!   (the ledger, the read tracker, the confinement probe, and the built-in provider while the
 //!   limits are unchanged).
 
+// The README is compiled as doctests, so its examples cannot rot.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
+mod agents;
 mod assemble;
 mod child;
 pub mod config;
 pub mod gui_media;
 mod lists;
 mod mcp;
+mod memory_web;
 
 pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assemble};
 
-pub use child::ChildRegistryBuilder;
+pub use agents::{RunnerState, workspace_standing};
+pub use child::{ChildRegistry, ChildRegistryBuilder};
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
 pub use gui_media::{ThreadStateChoice, default_artifact_dir};
-pub use mcp::{McpAttachment, attach_mcp, search_settings, server_config, server_configs};
+pub use mcp::{
+    McpAttachment, attach_mcp, mcp_name_limit, search_settings, server_config, server_configs,
+};
+pub use memory_web::{memory_provider, memory_status, web_providers, web_status};

@@ -7,7 +7,7 @@
 //! | entry | accepted when |
 //! |---|---|
 //! | a built-in or other registered tool | a provider of this assembly registers it |
-//! | a tool of the plan whitelist's defaults, or registered only with an adapter (`send_im_attachment`) | always: a shared config may name them where the adapter is absent |
+//! | a tool of the plan whitelist's defaults, or registered only with an adapter or a usable backend (`send_im_attachment`, `web_search`, `memory_*`) | always: a shared config may name them where the adapter is absent |
 //! | `mcp_search`, `mcp_describe`, `mcp_call` | always (the MCP gateway) |
 //! | `mcp_<server>_<tool>` | `<server>` is the slug of a configured MCP server: its tools are known only once it connects, so the prefix is checked, not the tool |
 
@@ -17,7 +17,14 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 /// Tools a provider registers only when its adapter is given.
-const OPTIONAL_TOOLS: &[&str] = &["send_im_attachment"];
+const OPTIONAL_TOOLS: &[&str] = &[
+    "send_im_attachment",
+    "web_search",
+    "memory_create",
+    "memory_update",
+    "memory_delete",
+    "memory_search",
+];
 
 /// The tool names an assembly knows.
 #[derive(Debug, Clone)]
@@ -40,7 +47,11 @@ impl KnownNames {
                 kun_mcp::CALL_TOOL,
             ]);
         names.extend(always.map(|name| (*name).to_owned()));
-        let slugs = kun_mcp::naming::server_slugs(settings.mcp_servers.keys().map(String::as_str));
+        // The slugs the MCP names will have: the same cap as `attach_mcp` (a bad cap is
+        // refused there, with its own error).
+        let limit = crate::mcp::mcp_name_limit(settings).unwrap_or_default();
+        let slugs =
+            kun_mcp::naming::server_slugs(settings.mcp_servers.keys().map(String::as_str), limit);
         let mcp_prefixes = slugs.values().map(|slug| format!("mcp_{slug}_")).collect();
         Self {
             names,

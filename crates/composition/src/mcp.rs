@@ -1,10 +1,12 @@
 //! MCP servers from the configuration: `[mcp_servers.NAME]` tables and `.mcp.json` entries
 //! become `kun-mcp` server configurations, the manager starts them, and a follower task keeps
 //! their providers registered in both the main and the child registry (replacing by id, so a
-//! reconnected server is never registered twice).
+//! reconnected server is never registered twice). The child registry takes them as
+//! `McpProvider`s, which implement `Delegable`: there is no type-erased way in.
 
-use crate::Assembly;
 use crate::config::{ConfigError, McpServerEntry, Settings};
+use crate::{Assembly, ChildRegistry};
+use kun_mcp::naming::NameLimit;
 use kun_mcp::{
     McpCatalog, McpManager, McpServerConfig, SearchMode, SearchSettings, TransportConfig,
 };
@@ -39,11 +41,7 @@ impl McpAttachment {
     /// new registries): registers them there now and follows changes into those registries
     /// from then on. Must run inside a tokio runtime.
     pub fn retarget(&mut self, assembly: &Assembly) {
-        let registries = [
-            Arc::clone(&assembly.registry),
-            Arc::clone(&assembly.child_registry),
-        ];
-        self._follower = follow(&self.manager, registries);
+        self._follower = follow(&self.manager, Registries::of(assembly));
     }
 
     /// Each server's state, for diagnostics.
@@ -126,6 +124,7 @@ pub fn server_config(
     };
     let mut config = McpServerConfig::with_transport(name, transport);
     config.enabled = entry.enabled.unwrap_or(true);
+    config.default_cwd = Some(settings.workspace.clone());
     config.defined_by = settings.defined_by(name);
     config.trust_scope = entry.trust_scope;
     config.trusted_workspace_roots = entry
@@ -170,6 +169,24 @@ pub fn search_settings(settings: &Settings) -> Result<SearchSettings, ConfigErro
     Ok(search)
 }
 
+/// The cap on MCP tool names: `[serve] max_tool_name_length` (54 unless configured: Claude
+/// Code and Codex name a tool `mcp__<server>__<tool>`, model APIs stop at 64, and `kun`
+/// takes 10). Every front end (`serve`, `catalog`, `call`, `doctor`) names MCP tools the same
+/// way, so a name `serve` advertises is the name `call` accepts.
+///
+/// # Errors
+/// A length outside 24..=64 (the configuration layer refuses those already).
+pub fn mcp_name_limit(settings: &Settings) -> Result<NameLimit, ConfigError> {
+    let length = usize::try_from(settings.serve.max_tool_name_length).unwrap_or(usize::MAX);
+    NameLimit::new(length).map_err(|err| {
+        config_error(
+            settings,
+            "serve.max_tool_name_length".to_owned(),
+            err.to_string(),
+        )
+    })
+}
+
 /// Every configured server, in name order.
 ///
 /// # Errors
@@ -182,23 +199,41 @@ pub fn server_configs(settings: &Settings) -> Result<Vec<McpServerConfig>, Confi
         .collect()
 }
 
-fn register_all(registries: &[Arc<CapabilityRegistry>], catalog: &McpCatalog) {
+/// The two registries MCP providers go into.
+#[derive(Clone)]
+struct Registries {
+    main: Arc<CapabilityRegistry>,
+    child: ChildRegistry,
+}
+
+impl Registries {
+    fn of(assembly: &Assembly) -> Self {
+        Self {
+            main: Arc::clone(&assembly.registry),
+            child: assembly.child_registry.clone(),
+        }
+    }
+}
+
+fn register_all(registries: &Registries, catalog: &McpCatalog) {
     for provider in &catalog.providers {
-        let provider: Arc<dyn ToolProvider> = provider.clone();
-        for registry in registries {
-            if let Err(err) = registry.replace_provider(Arc::clone(&provider)) {
-                tracing::warn!(
-                    provider = provider.id(),
-                    "cannot register MCP provider: {err}"
-                );
-            }
+        let main = registries
+            .main
+            .replace_provider(Arc::clone(provider) as Arc<dyn ToolProvider>);
+        // `McpProvider` is `Delegable`: the child registry takes it as its own type.
+        let child = registries.child.replace_provider(Arc::clone(provider));
+        for err in [main.err(), child.err()].into_iter().flatten() {
+            tracing::warn!(
+                provider = provider.id(),
+                "cannot register MCP provider: {err}"
+            );
         }
     }
 }
 
 /// Registers the current providers now, then again on every catalog change (replacing by
 /// id, so a reconnected server is never registered twice).
-fn follow(manager: &McpManager, registries: [Arc<CapabilityRegistry>; 2]) -> Follower {
+fn follow(manager: &McpManager, registries: Registries) -> Follower {
     register_all(&registries, &manager.catalog());
     let mut changes = manager.changes();
     Follower(tokio::spawn(async move {
@@ -225,17 +260,14 @@ pub async fn attach_mcp(assembly: &Assembly) -> Result<Option<McpAttachment>, Co
     let manager = McpManager::builder()
         .servers(servers)
         .search(search)
+        .name_limit(mcp_name_limit(settings)?)
         .workspace(settings.workspace.clone())
         .trust(settings.mcp_trust())
         .sanitizer(Arc::new(kun_builtin_tools::sanitize_schema))
         .start()
         .await
         .map_err(|err| config_error(settings, "mcp_servers".to_owned(), err.to_string()))?;
-    let registries = [
-        Arc::clone(&assembly.registry),
-        Arc::clone(&assembly.child_registry),
-    ];
-    let follower = follow(&manager, registries);
+    let follower = follow(&manager, Registries::of(assembly));
     Ok(Some(McpAttachment {
         manager,
         _follower: follower,

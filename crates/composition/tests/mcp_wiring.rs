@@ -213,3 +213,36 @@ async fn servers_a_workspace_declares_for_itself_are_not_started() {
     attachment.shutdown().await;
     assert!(marker.exists(), "a server the user pinned is started");
 }
+
+/// A stdio server whose definition names no `cwd` starts in the workspace, so a relative
+/// `command` means the workspace's file (as in Claude Code and Codex), whatever directory
+/// kun-tools was started from.
+#[tokio::test]
+async fn a_relative_command_starts_in_the_workspace() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(server) = time_server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("run-time.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec {:?} --local-timezone UTC \"$@\"\n",
+            server.to_string_lossy()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_ne!(std::env::current_dir().unwrap(), dir.path());
+    let config = "[mcp_servers.time]\ncommand = \"./run-time.sh\"\n";
+    let assembly = assemble(settings(dir.path(), config), AssembleOptions::default()).unwrap();
+    let _attachment = attach_mcp(&assembly).await.unwrap().expect("configured");
+    let ctx = assembly.context("thread", "turn-1").build();
+    let catalog = assembly.catalog(&ctx);
+    let names: Vec<&str> = catalog["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"mcp_time_get_current_time"), "{catalog}");
+}

@@ -1,6 +1,7 @@
 //! The built-in design-quality hook (PostToolUse, opt-in).
 //!
-//! After a successful `write` or `edit` of a front-end file (`.html`, `.htm`, `.css`, `.jsx`,
+//! After a successful call of a file editor (a tool whose spec declares
+//! [`ToolRole::FileEditor`]: `write`, `edit`) on a front-end file (`.html`, `.htm`, `.css`, `.jsx`,
 //! `.tsx`, `.vue`, `.svelte`), it reads the file (the `path` argument, resolved against the
 //! workspace root) and looks for concrete problems:
 //!
@@ -17,7 +18,7 @@
 //! context. No finding, an unreadable or oversized file, an error result: nothing changes.
 //! It never blocks and never fails.
 
-use kun_ports::{ContentBlock, HookToolCall, ToolResult};
+use kun_ports::{ContentBlock, HookToolCall, ToolResult, ToolRole};
 use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
@@ -103,15 +104,16 @@ impl DesignReview {
         })
     }
 
-    /// Reviews the file a `write`/`edit` call touched and annotates the result. Does nothing
-    /// for other tools, other files, error results or unreadable files.
+    /// Reviews the file a file editor's call touched ([`ToolRole::FileEditor`], the role the
+    /// tool declares, never its name) and annotates the result. Does nothing for other tools,
+    /// other files, error results or unreadable files.
     pub(crate) async fn annotate(
         &self,
         call: &HookToolCall,
         result: &mut ToolResult,
         context: &mut Vec<String>,
     ) {
-        if result.is_error || !matches!(call.tool_name.as_str(), "write" | "edit") {
+        if result.is_error || call.role != ToolRole::FileEditor {
             return;
         }
         let Some(path) = target_path(call) else {

@@ -39,6 +39,9 @@
 //! # Ok(()) }
 //! ```
 
+// The README is compiled as doctests, so its examples cannot rot.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 mod command;
 pub mod config;
 pub mod design_quality;

@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::call;
+use common::{call, call_as};
 use kun_hooks::{BuiltinHook, HookEngine, HooksConfig};
-use kun_ports::{HookRunner, ToolResult};
+use kun_ports::{HookRunner, ToolResult, ToolRole};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -32,7 +32,7 @@ async fn review(tool: &str, fixture: &str) -> ToolResult {
     let path = format!("src/{fixture}");
     engine()
         .post_tool_use(
-            &call(ws.path(), tool, json!({"path": path})),
+            &call_as(ws.path(), tool, ToolRole::FileEditor, json!({"path": path})),
             ToolResult::ok(json!({"path": path, "bytes_written": 10})),
         )
         .await
@@ -101,6 +101,15 @@ async fn tsx_style_objects_and_multiline_images() {
 }
 
 #[tokio::test]
+async fn any_file_editor_is_reviewed_whatever_its_name() {
+    let result = review("save_file", "theme.css").await;
+    assert_eq!(
+        findings(&result),
+        pairs(&[("fixed_width", 5), ("important", 6)])
+    );
+}
+
+#[tokio::test]
 async fn a_clean_file_is_left_alone() {
     let result = review("write", "clean.vue").await;
     assert_eq!(
@@ -114,12 +123,21 @@ async fn other_tools_files_errors_and_missing_files_are_skipped_quietly() {
     let ws = workspace_with("landing.html");
     let engine = engine();
     let untouched = ToolResult::ok(json!({"ok": true}));
+    let editor = |args| call_as(ws.path(), "write", ToolRole::FileEditor, args);
     let cases = [
         call(ws.path(), "read", json!({"path": "src/landing.html"})),
-        call(ws.path(), "write", json!({"path": "src/missing.html"})),
-        call(ws.path(), "write", json!({"path": "README.md"})),
-        call(ws.path(), "write", json!({"content": "no path"})),
-        call(ws.path(), "write", json!({"path": "src"})),
+        // The name alone does not make a file editor: the role is the tool's declaration.
+        call(ws.path(), "write", json!({"path": "src/landing.html"})),
+        call_as(
+            ws.path(),
+            "create_plan",
+            ToolRole::PlanWriter,
+            json!({"path": "src/landing.html"}),
+        ),
+        editor(json!({"path": "src/missing.html"})),
+        editor(json!({"path": "README.md"})),
+        editor(json!({"content": "no path"})),
+        editor(json!({"path": "src"})),
     ];
     for case in cases {
         let outcome = engine
@@ -132,10 +150,7 @@ async fn other_tools_files_errors_and_missing_files_are_skipped_quietly() {
     }
     let failed = ToolResult::tool_error("disk full");
     let outcome = engine
-        .post_tool_use(
-            &call(ws.path(), "write", json!({"path": "src/landing.html"})),
-            failed.clone(),
-        )
+        .post_tool_use(&editor(json!({"path": "src/landing.html"})), failed.clone())
         .await
         .unwrap();
     assert_eq!(outcome.result, failed);
@@ -147,9 +162,10 @@ async fn absolute_paths_and_non_object_outputs_become_context() {
     let absolute = ws.path().join("src/theme.css");
     let outcome = engine()
         .post_tool_use(
-            &call(
+            &call_as(
                 ws.path(),
                 "edit",
+                ToolRole::FileEditor,
                 json!({"path": absolute.to_str().unwrap()}),
             ),
             ToolResult::ok(Value::String("edited".into())),
@@ -167,9 +183,10 @@ async fn the_built_in_is_opt_in_and_runs_before_configured_hooks() {
     assert!(off.is_empty());
     let result = off
         .post_tool_use(
-            &call(
+            &call_as(
                 workspace_with("theme.css").path(),
                 "write",
+                ToolRole::FileEditor,
                 json!({"path": "src/theme.css"}),
             ),
             ToolResult::ok(json!({})),
@@ -192,7 +209,12 @@ async fn the_built_in_is_opt_in_and_runs_before_configured_hooks() {
         .unwrap();
     let outcome = both
         .post_tool_use(
-            &call(ws.path(), "write", json!({"path": "src/theme.css"})),
+            &call_as(
+                ws.path(),
+                "write",
+                ToolRole::FileEditor,
+                json!({"path": "src/theme.css"}),
+            ),
             ToolResult::ok(json!({})),
         )
         .await

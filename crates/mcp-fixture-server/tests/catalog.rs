@@ -164,6 +164,9 @@ async fn errors_from_the_server_are_results() {
         .unwrap();
     assert!(failed.is_error);
     assert_eq!(failed.error_message(), Some("this tool always fails"));
+    // An `isError` answer carries a code like every error result, and the server's words.
+    assert_eq!(failed.error_code(), Some("tool_execution_failed"));
+    assert_eq!(failed.model_text(), "this tool always fails");
 
     let bad = host
         .execute(
@@ -173,7 +176,11 @@ async fn errors_from_the_server_are_results() {
         .await
         .unwrap();
     assert!(bad.is_error, "{bad:?}");
-    assert!(bad.output.to_string().contains("text"), "{bad:?}");
+    assert!(
+        bad.error_message()
+            .is_some_and(|m| m.contains("expected a string")),
+        "{bad:?}"
+    );
 
     let not_object = host
         .execute(ToolCall::new("c3", "mcp_fixture_echo", json!(["x"])), &ctx)
@@ -365,4 +372,42 @@ async fn bad_configuration_starts_nothing() {
         err.to_string().contains("`remote`") && err.to_string().contains("url"),
         "{err}"
     );
+}
+
+/// Every provider the manager publishes honours the provider contract: a connected server
+/// (non-ASCII and awkward tool names included), one that is off, one that cannot start, and
+/// the search gateway both off (direct mode) and on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_mcp_provider_honours_the_provider_contract() {
+    let missing = McpServerConfig::stdio("missing", "/nonexistent/kun-mcp-no-such-server")
+        .with_reconnect(kun_mcp::ReconnectPolicy {
+            max_attempts: 0,
+            ..kun_mcp::ReconnectPolicy::default()
+        });
+    let servers = || {
+        vec![
+            fixture("fixture"),
+            fixture("off").enabled(false),
+            missing.clone(),
+        ]
+    };
+    let searching = SearchSettings {
+        mode: SearchMode::Search,
+        ..SearchSettings::default()
+    };
+    for search in [direct(), searching] {
+        let manager = start(servers(), search).await;
+        let providers = manager.providers();
+        let ids: Vec<&str> = providers.iter().map(|p| p.id()).collect();
+        assert_eq!(
+            ids,
+            ["mcp:fixture", "mcp:off", "mcp:missing", "mcp:search"],
+            "{search:?}"
+        );
+        assert!(!providers[0].tools().is_empty());
+        for provider in &providers {
+            kun_ports::testkit::tool_provider_contract(provider.as_ref());
+        }
+        manager.shutdown().await;
+    }
 }

@@ -8,9 +8,14 @@ mod common;
 use common::{context, fixture, host, keep_in_sync, registry, start};
 use kun_mcp::{SearchMode, SearchSettings, TrustScope};
 use kun_ports::{
-    ApprovalDecision, ForwardedCall, HostError, NotAdvertisedReason, ThreadMode, ToolCall, ToolHost,
+    ApprovalDecision, ForwardedCall, HostError, NotAdvertisedReason, SandboxMode, ThreadMode,
+    ToolCall, ToolHost, ToolHostContext,
 };
+use kun_registry::{CapabilityRegistry, CatalogFilters, PlanWhitelist};
+use kun_sandbox::WorkspaceSandbox;
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
 fn search() -> SearchSettings {
     SearchSettings {
@@ -357,4 +362,139 @@ async fn auto_mode_switches_on_the_tool_count() {
         ["mcp_search", "mcp_describe", "mcp_call"]
     );
     manager.shutdown().await;
+}
+
+/// The gateway asks the host's filters instead of keeping a copy: what `mcp_describe` and
+/// `mcp_call` offer in a context is exactly what a direct listing of the same server shows —
+/// with a plan whitelist naming a tool that is not read-only, and with a sandbox that blocks
+/// the server's command tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_offers_exactly_what_the_catalog_lists() {
+    let filters = CatalogFilters::new(Arc::new(WorkspaceSandbox::default()))
+        .with_plan_whitelist(PlanWhitelist::default().with("mcp_notes_add_note"));
+    let direct_settings = SearchSettings {
+        mode: SearchMode::Direct,
+        ..SearchSettings::default()
+    };
+    let direct = start(vec![fixture("notes")], direct_settings).await;
+    let searched = start(vec![fixture("notes")], search()).await;
+    let catalog = Arc::new(CapabilityRegistry::new(filters.clone()));
+    let gated = Arc::new(CapabilityRegistry::new(filters));
+    let _direct_sync = keep_in_sync(&direct, vec![catalog.clone()]);
+    let _search_sync = keep_in_sync(&searched, vec![gated.clone()]);
+    let host = host(&gated);
+    let direct_host = common::host(&catalog);
+    let ws = tempfile::tempdir().unwrap();
+    let names: Vec<String> = searched
+        .catalog()
+        .names
+        .iter()
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    assert!(names.len() >= 8, "{names:?}");
+
+    let (agent, mut inbox) = context(ws.path(), "t-agent");
+    let plan = ToolHostContext {
+        thread_mode: ThreadMode::Plan,
+        ..agent.for_turn("t-plan")
+    };
+    let read_only = ToolHostContext {
+        sandbox: SandboxMode::ReadOnly,
+        ..agent.for_turn("t-read-only")
+    };
+    let plan_read_only = ToolHostContext {
+        sandbox: SandboxMode::ReadOnly,
+        ..plan.for_turn("t-plan-read-only")
+    };
+    for (label, ctx) in [
+        ("agent", &agent),
+        ("plan", &plan),
+        ("read-only", &read_only),
+        ("plan, read-only", &plan_read_only),
+    ] {
+        let listed: BTreeSet<String> = catalog
+            .list_tools(ctx)
+            .iter()
+            .map(|d| d.name().to_owned())
+            .collect();
+        let mut offered = BTreeSet::new();
+        for name in &names {
+            let call = ToolCall::new("d", "mcp_describe", json!({ "name": name }));
+            let described = host.execute(call, ctx).await.unwrap();
+            if !described.is_error {
+                offered.insert(name.clone());
+            }
+        }
+        assert_eq!(offered, listed, "{label}");
+        let found = host
+            .execute(
+                ToolCall::new("s", "mcp_search", json!({"query": "note", "top_k": 20})),
+                ctx,
+            )
+            .await
+            .unwrap();
+        for name in result_names(&found.output) {
+            assert!(listed.contains(&name), "{label}: search offered {name}");
+        }
+    }
+
+    // The two cases a copy of the filters got wrong: a whitelisted tool that is not
+    // read-only is offered in plan mode, and the sandbox hides command tools.
+    let plan_listed = catalog.list_tools(&plan);
+    let plan_names: Vec<&str> = plan_listed.iter().map(|d| d.name()).collect();
+    assert!(plan_names.contains(&"mcp_notes_add_note"), "{plan_names:?}");
+    assert!(
+        !plan_names.contains(&"mcp_notes_delete_note"),
+        "{plan_names:?}"
+    );
+    let read_only_listed = catalog.list_tools(&read_only);
+    let read_only_names: Vec<&str> = read_only_listed.iter().map(|d| d.name()).collect();
+    assert!(
+        read_only_names.contains(&"mcp_notes_echo"),
+        "{read_only_names:?}"
+    );
+    assert!(
+        !read_only_names.contains(&"mcp_notes_add_note"),
+        "{read_only_names:?}"
+    );
+
+    // mcp_call then treats its target exactly as a direct call: in plan mode the
+    // whitelisted target reaches its approval; under read-only both refuse it alike.
+    let asked = tokio::spawn(async move {
+        let pending = inbox.recv().await.unwrap();
+        let name = pending.request.tool_name.clone();
+        pending.respond(ApprovalDecision::Deny { reason: None });
+        name
+    });
+    let via_gateway = ToolCall::new(
+        "c1",
+        "mcp_call",
+        json!({"name": "mcp_notes_add_note", "arguments": {"key": "k", "text": "t"}}),
+    );
+    let result = host.execute(via_gateway, &plan).await.unwrap();
+    assert_eq!(result.error_code(), Some("approval_denied"), "{result:?}");
+    assert_eq!(asked.await.unwrap(), "mcp_notes_add_note");
+    let args = json!({"key": "k", "text": "t"});
+    let blocked_direct = direct_host
+        .execute(
+            ToolCall::new("c2", "mcp_notes_add_note", args.clone()),
+            &read_only,
+        )
+        .await
+        .unwrap();
+    let blocked_gateway = host
+        .execute(
+            ToolCall::new(
+                "c3",
+                "mcp_call",
+                json!({"name": "mcp_notes_add_note", "arguments": args}),
+            ),
+            &read_only,
+        )
+        .await
+        .unwrap();
+    assert!(blocked_direct.is_error, "{blocked_direct:?}");
+    assert_eq!(blocked_gateway.error_code(), blocked_direct.error_code());
+    direct.shutdown().await;
+    searched.shutdown().await;
 }

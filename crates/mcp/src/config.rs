@@ -168,6 +168,11 @@ pub struct McpServerConfig {
     pub call_timeout: Duration,
     /// When to reconnect.
     pub reconnect: ReconnectPolicy,
+    /// Where a stdio server starts when its definition names no `cwd`: the workspace, as
+    /// Claude Code and Codex do, so `command = "./tools/server"` means the workspace's file.
+    /// Not part of the definition (a pinned definition stays pinned in every workspace).
+    #[serde(default)]
+    pub default_cwd: Option<PathBuf>,
 }
 
 impl McpServerConfig {
@@ -211,6 +216,7 @@ impl McpServerConfig {
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             reconnect: ReconnectPolicy::default(),
+            default_cwd: None,
         }
     }
 

@@ -129,7 +129,7 @@ pub(crate) async fn connect(
                     child_env.set(name, value);
                 }
                 child_env.apply_to(&mut cmd);
-                if let Some(dir) = cwd {
+                if let Some(dir) = cwd.as_ref().or(config.default_cwd.as_ref()) {
                     cmd.current_dir(dir);
                 }
                 new_session(&mut cmd);

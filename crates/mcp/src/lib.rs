@@ -9,8 +9,9 @@
 //!   exponential backoff), and publishes one [`McpProvider`] per server (`mcp:<server>`) plus
 //!   the search gateway (`mcp:search`) through a watch channel; [`ServerStatus`] per server
 //!   for diagnostics (`kun-tools doctor`).
-//! * [`naming`] — `mcp_<server>_<tool>` in `[a-z0-9_]`, at most 64 characters, hash suffixes
-//!   for over-long, lossy or colliding names, and an exact reverse map.
+//! * [`naming`] — `mcp_<server>_<tool>` in `[a-z0-9_]`, at most a [`naming::NameLimit`] long
+//!   (64 by default), hash suffixes for over-long, lossy or colliding names, and an exact
+//!   reverse map.
 //! * [`trust`] — who vouches for a server: trust follows the definition (name + transport,
 //!   hashed into a [`DefinitionId`]), never the name; a workspace definition runs only in a
 //!   trusted workspace or when pinned.
@@ -47,10 +48,14 @@
 //! # Ok(()) }
 //! ```
 
+// The README is compiled as doctests, so its examples cannot rot.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 pub mod access;
 pub mod annotations;
 mod config;
 mod connection;
+mod content;
 mod link;
 mod manager;
 pub mod naming;

@@ -10,11 +10,18 @@
 //! | the server died while the call ran | `tool_execution_failed`, effects unknown |
 //! | the server rejected the arguments (`-32602`) | `invalid_arguments` |
 //! | another protocol error | `tool_execution_failed` with the MCP error |
-//! | the tool answered `isError: true` | the tool's content, `is_error` |
+//! | the tool answered `isError: true` | `tool_execution_failed`: its text as the message, its blocks as the content |
+//! | the tool declared an output schema but sent no `structuredContent` | `tool_execution_failed` naming the server's mistake, its blocks as the content |
+//!
+//! A successful answer keeps both views ([`ToolResult`]): `content` holds the server's blocks
+//! as they came ([`crate::content`]: text, images, audio, resource links), and `output` holds
+//! its `structuredContent` when it sent one, else `{server, tool, content}` with the blocks as
+//! MCP JSON (for `kun-tools call` and hooks).
 
 use crate::connection::seconds;
-use kun_ports::{AbortSignal, ErrorCode, ToolResult};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use crate::content;
+use kun_ports::{AbortSignal, ContentBlock, ErrorCode, ToolResult};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleClient};
 use serde_json::{Map, Value, json};
@@ -27,6 +34,15 @@ const INVALID_PARAMS: i32 = -32602;
 enum LinkState {
     Up(Peer<RoleClient>),
     Down(String),
+}
+
+/// Whether a tool promised `structuredContent` (it declared an output schema).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Structured {
+    /// Declared: a successful answer must carry it.
+    Declared,
+    /// Not declared: it may or may not come.
+    Undeclared,
 }
 
 /// One server's current connection, shared by all its tools.
@@ -66,6 +82,7 @@ impl ServerLink {
         &self,
         tool: &str,
         arguments: Map<String, Value>,
+        structured: Structured,
         abort: &AbortSignal,
     ) -> ToolResult {
         let peer = match self.peer() {
@@ -101,7 +118,7 @@ impl ServerLink {
                     seconds(self.call_timeout)
                 ),
             ),
-            Ok(Ok(result)) => self.convert(tool, result),
+            Ok(Ok(result)) => self.convert(tool, result, structured),
             Ok(Err(err)) => self.service_error(tool, &err),
         }
     }
@@ -154,36 +171,61 @@ impl ServerLink {
         }
     }
 
-    /// `{server, tool, content, structured_content?}`; on `isError`, also `error` (the text).
-    fn convert(&self, tool: &str, result: CallToolResult) -> ToolResult {
-        let is_error = result.is_error == Some(true);
-        let text: Vec<&str> = result
-            .content
-            .iter()
-            .filter_map(ContentBlock::as_text)
-            .map(|t| t.text.as_str())
-            .collect();
-        let error_text = is_error.then(|| text.join("\n"));
-        let mut output = Map::new();
-        output.insert("server".to_owned(), Value::String(self.server.clone()));
-        output.insert("tool".to_owned(), Value::String(tool.to_owned()));
-        let content = serde_json::to_value(&result.content).unwrap_or(Value::Array(Vec::new()));
-        output.insert("content".to_owned(), content);
-        if let Some(structured) = result.structured_content {
-            output.insert("structured_content".to_owned(), structured);
-        }
-        if let Some(message) = error_text {
-            let message = if message.trim().is_empty() {
-                format!("MCP tool `{tool}` reported an error without a message")
+    /// The server's answer as a result (see the module docs).
+    fn convert(&self, tool: &str, result: CallToolResult, structured: Structured) -> ToolResult {
+        let server = &self.server;
+        let blocks = content::blocks(&result.content);
+        let mut identity = Map::new();
+        identity.insert("server".to_owned(), Value::String(server.clone()));
+        identity.insert("tool".to_owned(), Value::String(tool.to_owned()));
+        if result.is_error == Some(true) {
+            let text = blocks
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect::<Vec<_>>()
+                .join("\n");
+            let message = if text.trim().is_empty() {
+                format!(
+                    "MCP tool `{tool}` on server `{server}` reported an error without a message"
+                )
             } else {
-                message
+                text
             };
-            output.insert("error".to_owned(), Value::String(message));
+            if let Some(value) = result.structured_content {
+                identity.insert("structured_content".to_owned(), value);
+            }
+            return failure_with_blocks(message, identity, blocks);
         }
-        ToolResult {
-            output: Value::Object(output),
-            is_error,
-            content: Vec::new(),
+        match (result.structured_content, structured) {
+            (Some(value), _) => ToolResult::ok(value).with_content(blocks),
+            (None, Structured::Declared) => failure_with_blocks(
+                format!(
+                    "MCP server `{server}` declared an output schema for `{tool}` but its \
+                     answer carries no structured content (a mistake of the server); what it \
+                     sent is shown as it came"
+                ),
+                identity,
+                blocks,
+            ),
+            (None, Structured::Undeclared) => {
+                let json =
+                    serde_json::to_value(&result.content).unwrap_or(Value::Array(Vec::new()));
+                identity.insert("content".to_owned(), json);
+                ToolResult::ok(Value::Object(identity)).with_content(blocks)
+            }
         }
     }
+}
+
+/// A `tool_execution_failed` result whose content is the server's blocks, led by the message
+/// when they hold no text of their own.
+fn failure_with_blocks(
+    message: String,
+    details: Map<String, Value>,
+    mut blocks: Vec<ContentBlock>,
+) -> ToolResult {
+    if !blocks.iter().any(|b| b.as_text().is_some()) {
+        blocks.insert(0, ContentBlock::text(message.clone()));
+    }
+    ToolResult::failure_with(ErrorCode::ToolExecutionFailed, message, details).with_content(blocks)
 }

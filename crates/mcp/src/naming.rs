@@ -1,4 +1,6 @@
-//! Catalog names for MCP tools: `mcp_<server>_<tool>`, characters `[a-z0-9_]`, at most 64.
+//! Catalog names for MCP tools: `mcp_<server>_<tool>`, characters `[a-z0-9_]`, at most a
+//! [`NameLimit`] long (64 by default: what model APIs accept; `kun-tools serve` asks for 54,
+//! because Claude Code and Codex put `mcp__<server>__` in front of every name).
 //!
 //! A name is routed back through an exact reverse map ([`NameTable`]), never by prefix
 //! matching (`git` vs `github`). Two rules make every name unique without looking at other
@@ -7,37 +9,131 @@
 //! * **Server slugs are prefix-free.** No server slug equals another or starts with another
 //!   followed by `_`. Then `mcp_<s1>_<t1> = mcp_<s2>_<t2>` forces `s1 = s2`, so names from two
 //!   servers never collide, whatever tools the servers add later. A slug that would break the
-//!   rule (or is longer than [`MAX_SERVER_SLUG_LEN`]) becomes its letters and digits without
-//!   underscores plus a short hash of the configured name ([`server_slugs`]).
-//! * **Within a server**, a tool whose name is over-long, has no ASCII letters or digits, or
-//!   collides with another tool's name gets a short hash suffix of its exact original name
-//!   ([`tool_names`]). The choice depends only on the server's tool list, never on its order.
+//!   rule (or is longer than [`NameLimit::server_slug_max`]) becomes its letters and digits
+//!   without underscores plus a short hash of the configured name ([`server_slugs`]).
+//! * **Within a server**, a tool whose name is over the limit, has no ASCII letters or
+//!   digits, or collides with another tool's name gets a short hash suffix of its exact
+//!   original name ([`tool_names`]). The choice depends only on the server's tool list, never
+//!   on its order.
 //!
-//! | server | tool | name |
-//! |---|---|---|
-//! | `github` | `Search Issues` | `mcp_github_search_issues` |
-//! | `My-Server` | `create.issue` | `mcp_my_server_create_issue` |
-//! | `time` | `查询` | `mcp_time_tool_<hash>` |
+//! Every name fits the limit by construction: the server slug takes at most half of what
+//! follows `mcp_`, so the rest always has room for a one-letter stem, `_` and the hash.
+//!
+//! | server | tool | limit | name |
+//! |---|---|---|---|
+//! | `github` | `Search Issues` | 64 | `mcp_github_search_issues` |
+//! | `My-Server` | `create.issue` | 64 | `mcp_my_server_create_issue` |
+//! | `time` | `查询` | 64 | `mcp_time_tool_<hash>` |
+//! | `srv` | 50 × `x` | 64 | `mcp_srv_` + 50 × `x` (58 characters) |
+//! | `srv` | 50 × `x` | 54 | `mcp_srv_` + 39 × `x` + `_<hash>` (54 characters) |
 //!
 //! ```
-//! let slugs = kun_mcp::naming::server_slugs(["github", "git"]);
+//! use kun_mcp::naming::{NameLimit, server_slugs, tool_names};
+//! let limit = NameLimit::default();
+//! let slugs = server_slugs(["github", "git"], limit);
 //! assert_eq!(slugs["git"], "git");
-//! let names = kun_mcp::naming::tool_names("github", &slugs["github"], &["Search Issues"]);
+//! let names = tool_names("github", &slugs["github"], &["Search Issues"], limit);
 //! assert_eq!(names[0].as_deref(), Some("mcp_github_search_issues"));
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
 /// The longest catalog name model APIs accept.
 pub const MAX_NAME_LEN: usize = 64;
 
-/// The longest server slug; longer ones are shortened with a hash.
+/// The longest server slug under any limit; a lower [`NameLimit`] lowers it further.
 pub const MAX_SERVER_SLUG_LEN: usize = 24;
 
 const PREFIX: &str = "mcp_";
 const TOOL_HASH_LEN: usize = 6;
 const SERVER_HASH_LEN: usize = 4;
 const MAX_HASH_LEN: usize = 16;
+
+/// How long a catalog name may be: between [`NameLimit::MIN`] and [`NameLimit::MAX`]
+/// characters.
+///
+/// ```
+/// use kun_mcp::naming::NameLimit;
+/// assert_eq!(NameLimit::default().get(), 64);
+/// assert_eq!(NameLimit::new(54).unwrap().get(), 54);
+/// assert!(NameLimit::new(65).is_err());
+/// assert!(NameLimit::new(12).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NameLimit(usize);
+
+/// A name limit outside [`NameLimit::MIN`]..=[`NameLimit::MAX`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a tool name limit of {given} characters is out of range: use {min} to {max} ({max} is what \
+     model APIs accept; clients that prefix `mcp__<server>__` need it lower)",
+    min = NameLimit::MIN,
+    max = NameLimit::MAX
+)]
+pub struct NameLimitError {
+    /// The limit asked for.
+    pub given: usize,
+}
+
+impl NameLimit {
+    /// The shortest limit: room for `mcp_`, a short server slug and a hashed tool name.
+    pub const MIN: usize = 24;
+    /// The longest limit: model APIs reject longer tool names.
+    pub const MAX: usize = MAX_NAME_LEN;
+
+    /// A limit of `max_len` characters.
+    ///
+    /// # Errors
+    /// When `max_len` is outside [`NameLimit::MIN`]..=[`NameLimit::MAX`].
+    pub const fn new(max_len: usize) -> Result<Self, NameLimitError> {
+        if max_len < Self::MIN || max_len > Self::MAX {
+            return Err(NameLimitError { given: max_len });
+        }
+        Ok(Self(max_len))
+    }
+
+    /// The limit in characters (bytes: names are ASCII).
+    #[must_use]
+    pub const fn get(self) -> usize {
+        self.0
+    }
+
+    /// The longest server slug under this limit: at most half of what follows `mcp_` and
+    /// its `_`, and never more than [`MAX_SERVER_SLUG_LEN`].
+    #[must_use]
+    pub const fn server_slug_max(self) -> usize {
+        let half = (self.0 - PREFIX.len() - 1) / 2;
+        if half < MAX_SERVER_SLUG_LEN {
+            half
+        } else {
+            MAX_SERVER_SLUG_LEN
+        }
+    }
+
+    /// The longest server hash: it must fit in the slug.
+    const fn server_hash_max(self) -> usize {
+        let max = self.server_slug_max();
+        if max < MAX_HASH_LEN {
+            max
+        } else {
+            MAX_HASH_LEN
+        }
+    }
+}
+
+impl Default for NameLimit {
+    /// [`MAX_NAME_LEN`]: what model APIs accept.
+    fn default() -> Self {
+        Self(MAX_NAME_LEN)
+    }
+}
+
+impl fmt::Display for NameLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
 
 /// Lowercases ASCII letters, keeps `[a-z0-9_]`, turns every other run of characters into one
 /// `_`, and trims `_` at both ends. May return an empty string.
@@ -84,30 +180,38 @@ fn truncate_slug(text: &str, max: usize) -> &str {
     cut.trim_end_matches('_')
 }
 
-/// The slug of every server name, prefix-free (see the module docs). Deterministic: the
-/// result depends only on the set of names.
+/// The slug of every server name, prefix-free (see the module docs), at most
+/// [`NameLimit::server_slug_max`] long. Deterministic: the result depends only on the set of
+/// names and the limit.
 ///
 /// ```
-/// let slugs = kun_mcp::naming::server_slugs(["git", "git_hub", "My-Server", "my server"]);
+/// use kun_mcp::naming::{NameLimit, server_slugs};
+/// let slugs = server_slugs(["git", "git_hub", "My-Server", "my server"], NameLimit::default());
 /// assert_eq!(slugs["git"], "git");
 /// assert!(!slugs["git_hub"].starts_with("git_"));
 /// assert_ne!(slugs["My-Server"], slugs["my server"]);
 /// ```
 #[must_use]
-pub fn server_slugs<'a>(names: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, String> {
+pub fn server_slugs<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+    limit: NameLimit,
+) -> BTreeMap<String, String> {
     let names: BTreeSet<&str> = names.into_iter().collect();
+    let slug_max = limit.server_slug_max();
+    let hash_max = limit.server_hash_max();
+    let first_hash = SERVER_HASH_LEN.min(hash_max);
     let mut slugs: BTreeMap<String, String> = BTreeMap::new();
     let mut hashed: BTreeMap<String, usize> = BTreeMap::new();
     for name in &names {
         let base = slug(name);
-        if base.is_empty() || base.len() > MAX_SERVER_SLUG_LEN {
-            hashed.insert((*name).to_owned(), SERVER_HASH_LEN);
+        if base.is_empty() || base.len() > slug_max {
+            hashed.insert((*name).to_owned(), first_hash);
         }
         slugs.insert((*name).to_owned(), base);
     }
     loop {
         for (name, len) in &hashed {
-            slugs.insert(name.clone(), compact_server_slug(name, *len));
+            slugs.insert(name.clone(), compact_server_slug(name, *len, slug_max));
         }
         let conflicting = prefix_conflicts(&slugs);
         if conflicting.is_empty() {
@@ -116,8 +220,8 @@ pub fn server_slugs<'a>(names: impl IntoIterator<Item = &'a str>) -> BTreeMap<St
         let mut grew = false;
         for name in conflicting {
             let len = hashed.entry(name).or_insert(0);
-            let next = if *len == 0 { SERVER_HASH_LEN } else { *len + 2 };
-            if next <= MAX_HASH_LEN {
+            let next = if *len == 0 { first_hash } else { *len + 2 };
+            if next <= hash_max && next != *len {
                 *len = next;
                 grew = true;
             }
@@ -129,10 +233,11 @@ pub fn server_slugs<'a>(names: impl IntoIterator<Item = &'a str>) -> BTreeMap<St
     }
 }
 
-/// `[a-z0-9]` of the name's slug (no underscores), truncated, plus `len` hash digits.
-fn compact_server_slug(name: &str, len: usize) -> String {
+/// `[a-z0-9]` of the name's slug (no underscores), truncated, plus `len` hash digits: at
+/// most `slug_max` characters.
+fn compact_server_slug(name: &str, len: usize, slug_max: usize) -> String {
     let letters: String = slug(name).chars().filter(|c| *c != '_').collect();
-    let room = MAX_SERVER_SLUG_LEN.saturating_sub(len);
+    let room = slug_max.saturating_sub(len);
     let stem = if letters.is_empty() {
         "server"
     } else {
@@ -164,22 +269,31 @@ fn prefix_conflicts(slugs: &BTreeMap<String, String>) -> BTreeSet<String> {
     conflicting
 }
 
-/// The catalog name of each tool of one server, in the order given. `None` marks a tool that
-/// cannot be named apart from another (the server listed the same name twice); it is left out
-/// of the catalog.
+/// The catalog name of each tool of one server, in the order given, each at most `limit`
+/// long. `None` marks a tool that cannot be named apart from another (the server listed the
+/// same name twice); it is left out of the catalog.
 ///
 /// `server` is the configured server name (hashed into suffixes), `server_slug` its entry in
-/// [`server_slugs`].
+/// [`server_slugs`] for the same limit.
 #[must_use]
-pub fn tool_names(server: &str, server_slug: &str, tools: &[&str]) -> Vec<Option<String>> {
+pub fn tool_names(
+    server: &str,
+    server_slug: &str,
+    tools: &[&str],
+    limit: NameLimit,
+) -> Vec<Option<String>> {
     let head = format!("{PREFIX}{server_slug}_");
+    let max_len = limit.get();
+    // Room after the head for `<stem>_<hash>` with a stem of at least one letter.
+    let hash_max = MAX_HASH_LEN.min(max_len.saturating_sub(head.len() + 2));
+    let first_hash = TOOL_HASH_LEN.min(hash_max);
     let bases: Vec<(String, bool)> = tools
         .iter()
         .map(|tool| {
             let s = slug(tool);
             let lossy = s.is_empty();
             let name = format!("{head}{}", if lossy { "tool" } else { s.as_str() });
-            let long = name.len() > MAX_NAME_LEN;
+            let long = name.len() > max_len;
             (name, lossy || long)
         })
         .collect();
@@ -189,7 +303,7 @@ pub fn tool_names(server: &str, server_slug: &str, tools: &[&str]) -> Vec<Option
     }
     let mut hash_len: Vec<Option<usize>> = bases
         .iter()
-        .map(|(name, forced)| (*forced || base_count[name.as_str()] > 1).then_some(TOOL_HASH_LEN))
+        .map(|(name, forced)| (*forced || base_count[name.as_str()] > 1).then_some(first_hash))
         .collect();
     loop {
         let names: Vec<String> = tools
@@ -198,7 +312,7 @@ pub fn tool_names(server: &str, server_slug: &str, tools: &[&str]) -> Vec<Option
             .zip(&hash_len)
             .map(|((tool, (base, _)), len)| match len {
                 None => base.clone(),
-                Some(len) => hashed_tool_name(&head, server, tool, *len),
+                Some(len) => hashed_tool_name(&head, server, tool, *len, max_len),
             })
             .collect();
         let mut count: BTreeMap<&str, usize> = BTreeMap::new();
@@ -208,8 +322,8 @@ pub fn tool_names(server: &str, server_slug: &str, tools: &[&str]) -> Vec<Option
         let mut grew = false;
         for (i, name) in names.iter().enumerate() {
             if count[name.as_str()] > 1 {
-                let next = hash_len[i].map_or(TOOL_HASH_LEN, |len| len + 2);
-                if next <= MAX_HASH_LEN && Some(next) != hash_len[i] {
+                let next = hash_len[i].map_or(first_hash, |len| len + 2);
+                if next <= hash_max && Some(next) != hash_len[i] {
                     hash_len[i] = Some(next);
                     grew = true;
                 }
@@ -225,10 +339,16 @@ pub fn tool_names(server: &str, server_slug: &str, tools: &[&str]) -> Vec<Option
     }
 }
 
-fn hashed_tool_name(head: &str, server: &str, tool: &str, hash_len: usize) -> String {
+fn hashed_tool_name(
+    head: &str,
+    server: &str,
+    tool: &str,
+    hash_len: usize,
+    max_len: usize,
+) -> String {
     let s = slug(tool);
     let stem = if s.is_empty() { "tool" } else { s.as_str() };
-    let room = MAX_NAME_LEN.saturating_sub(head.len() + 1 + hash_len);
+    let room = max_len.saturating_sub(head.len() + 1 + hash_len);
     let stem = truncate_slug(stem, room);
     let stem = if stem.is_empty() { "t" } else { stem };
     format!("{head}{stem}_{}", hash_hex(&[server, tool], hash_len))

@@ -2,7 +2,7 @@
 //! treat it, and its sanitised schema.
 
 use crate::annotations::{ToolClass, ToolHints, classify};
-use crate::naming::{ToolAddress, server_slugs, tool_names};
+use crate::naming::{NameLimit, ToolAddress, server_slugs, tool_names};
 use crate::remote::RemoteTool;
 use serde_json::Value;
 use std::fmt;
@@ -81,17 +81,18 @@ impl McpToolRecord {
     }
 }
 
-/// Names and records every tool of one server (tools that cannot be named apart are left
-/// out; see [`tool_names`]).
+/// Names (within `limit`) and records every tool of one server (tools that cannot be named
+/// apart are left out; see [`tool_names`]).
 #[must_use]
 pub fn records_for_server(
     server: &str,
     server_slug: &str,
     tools: Vec<RemoteTool>,
     sanitizer: &SchemaSanitizer,
+    limit: NameLimit,
 ) -> Vec<McpToolRecord> {
     let originals: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    let names = tool_names(server, server_slug, &originals);
+    let names = tool_names(server, server_slug, &originals, limit);
     let mut records: Vec<McpToolRecord> = tools
         .into_iter()
         .zip(names)
@@ -108,17 +109,19 @@ pub fn records_for_server(
 }
 
 /// Records for tools of several servers at once (for tests, benchmarks and offline
-/// catalogs): server slugs are assigned over all `servers` together.
+/// catalogs): server slugs are assigned over all `servers` together, names within the
+/// default [`NameLimit`].
 #[must_use]
 pub fn records_for_catalog(
     servers: Vec<(String, Vec<RemoteTool>)>,
     sanitizer: &SchemaSanitizer,
 ) -> Vec<McpToolRecord> {
-    let slugs = server_slugs(servers.iter().map(|(name, _)| name.as_str()));
+    let limit = NameLimit::default();
+    let slugs = server_slugs(servers.iter().map(|(name, _)| name.as_str()), limit);
     let mut records = Vec::new();
     for (server, tools) in servers {
         let slug = slugs.get(&server).cloned().unwrap_or_default();
-        records.extend(records_for_server(&server, &slug, tools, sanitizer));
+        records.extend(records_for_server(&server, &slug, tools, sanitizer, limit));
     }
     records
 }

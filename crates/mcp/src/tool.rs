@@ -1,7 +1,7 @@
 //! A direct MCP tool: one server tool under its catalog name, behind every gate.
 
 use crate::access::ServerAccess;
-use crate::link::ServerLink;
+use crate::link::{ServerLink, Structured};
 use crate::record::McpToolRecord;
 use async_trait::async_trait;
 use kun_ports::{ErrorCode, Tool, ToolContext, ToolError, ToolHostContext, ToolResult, ToolSpec};
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// One MCP tool as a [`Tool`]. Its spec carries the annotation-derived policy, kind and side
-/// effect; [`Tool::should_advertise`] is the server's visibility ∧ trust, so the registry
+/// effect, and the server's output schema when it declared an object schema; [`Tool::should_advertise`] is the server's visibility ∧ trust, so the registry
 /// checks it when listing and again when resolving a call; `execute` checks it a third time
 /// (a direct call that skipped the registry still gets the trust error).
 pub struct McpTool {
@@ -55,6 +55,13 @@ impl McpTool {
         .with_kind(record.class.kind)
         .with_policy(record.class.policy)
         .with_side_effect(record.class.side_effect);
+        if let Some(schema) = record
+            .output_schema
+            .as_ref()
+            .filter(|s| is_object_schema(s))
+        {
+            spec = spec.with_output_schema(schema.clone());
+        }
         if listing == Listing::Hidden {
             spec = spec.hidden();
         }
@@ -71,6 +78,12 @@ impl McpTool {
     pub fn record(&self) -> &McpToolRecord {
         &self.record
     }
+}
+
+/// Whether a declared output schema describes an object (`"type": "object"`), the only kind
+/// MCP clients before 2026-07-28 accept; any other is not passed on.
+fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
 /// The error result for a server the turn may not use.
@@ -135,9 +148,19 @@ impl Tool for McpTool {
             Ok(map) => map,
             Err(result) => return Ok(result),
         };
+        let structured = if self.spec.output_schema.is_some() {
+            Structured::Declared
+        } else {
+            Structured::Undeclared
+        };
         Ok(self
             .link
-            .call(&self.record.address.tool, arguments, ctx.turn.abort)
+            .call(
+                &self.record.address.tool,
+                arguments,
+                structured,
+                ctx.turn.abort,
+            )
             .await)
     }
 }

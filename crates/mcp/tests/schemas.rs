@@ -6,6 +6,7 @@
 mod common;
 
 use common::corpus::{corpus_records, fixtures, real_sanitizer};
+use kun_mcp::naming::NameLimit;
 use kun_mcp::{RemoteTool, identity_sanitizer, records_for_server};
 use serde_json::{Value, json};
 
@@ -109,8 +110,19 @@ fn awkward_schemas_come_out_clean() {
             .unwrap()
         })
         .collect();
-    assert!(tools.len() >= 12);
-    let records = records_for_server("awkward", "awkward", tools, &real_sanitizer());
+    let count = tools.len();
+    assert!(
+        count >= 12,
+        "the awkward-schema corpus has only {count} cases"
+    );
+    let records = records_for_server(
+        "awkward",
+        "awkward",
+        tools,
+        &real_sanitizer(),
+        NameLimit::default(),
+    );
+    assert_eq!(records.len(), count, "every awkward tool is named and kept");
     for record in &records {
         check_root(&record.name, &record.input_schema);
     }
@@ -152,7 +164,13 @@ fn awkward_schemas_come_out_clean() {
 
 #[test]
 fn every_corpus_schema_comes_out_clean() {
-    for record in corpus_records() {
+    let records = corpus_records();
+    assert!(
+        records.len() >= 100,
+        "the corpus has only {} tools",
+        records.len()
+    );
+    for record in records {
         check_root(&record.name, &record.input_schema);
     }
 }
@@ -161,6 +179,12 @@ fn every_corpus_schema_comes_out_clean() {
 fn the_identity_sanitiser_keeps_schemas_as_sent() {
     let raw = json!({"type": "object", "$defs": {"x": {"type": "string"}}, "properties": {"a": {"$ref": "#/$defs/x"}}});
     let tool = RemoteTool::from_json(json!({"name": "t", "inputSchema": raw})).unwrap();
-    let records = records_for_server("s", "s", vec![tool], &identity_sanitizer());
+    let records = records_for_server(
+        "s",
+        "s",
+        vec![tool],
+        &identity_sanitizer(),
+        NameLimit::default(),
+    );
     assert_eq!(records[0].input_schema, raw);
 }

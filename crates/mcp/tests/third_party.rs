@@ -8,7 +8,8 @@ mod common;
 use common::servers::{context, everything, host, registry_with, time};
 use kun_mcp::{McpManager, McpServerConfig, SearchMode, SearchSettings};
 use kun_ports::{
-    ApprovalDecision, SideEffect, ToolCall, ToolHost, ToolKind, ToolPolicy, ToolProvider,
+    ApprovalDecision, ContentBlock, SideEffect, ToolCall, ToolHost, ToolKind, ToolPolicy,
+    ToolProvider,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -48,11 +49,9 @@ fn class_of(
     )
 }
 
-fn text(output: &Value) -> String {
-    output["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+/// What the model reads of a result: its text blocks.
+fn text(result: &kun_ports::ToolResult) -> String {
+    result.model_text()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,7 +119,7 @@ async fn server_everything_over_stdio() {
         )
         .await
         .unwrap();
-    assert_eq!(text(&echo.output), "Echo: hello", "{echo:?}");
+    assert_eq!(text(&echo), "Echo: hello", "{echo:?}");
     let sum = host
         .execute(
             ToolCall::new("c2", "mcp_everything_get_sum", json!({"a": 2, "b": 40})),
@@ -128,7 +127,7 @@ async fn server_everything_over_stdio() {
         )
         .await
         .unwrap();
-    assert!(text(&sum.output).contains("42"), "{sum:?}");
+    assert!(text(&sum).contains("42"), "{sum:?}");
     let image = host
         .execute(
             ToolCall::new("c3", "mcp_everything_get_tiny_image", json!({})),
@@ -136,12 +135,18 @@ async fn server_everything_over_stdio() {
         )
         .await
         .unwrap();
-    let blocks = image.output["content"].as_array().unwrap();
+    // The image stays an image block (for the model and for `serve`), not a JSON blob.
     assert!(
-        blocks
+        image
+            .content
             .iter()
-            .any(|b| b["type"] == "image" && b["mimeType"] == "image/png"),
+            .any(|b| matches!(b, ContentBlock::Image { mime_type, data } if mime_type == "image/png" && !data.is_empty())),
         "{image:?}"
+    );
+    assert!(
+        !image.model_text().contains("base64"),
+        "{}",
+        image.model_text()
     );
     assert!(inbox.try_recv().is_none(), "read-only tools do not ask");
 
@@ -164,7 +169,7 @@ async fn server_everything_over_stdio() {
         "mcp_everything_toggle_simulated_logging"
     );
     assert!(
-        text(&toggled.output).contains("simulated, random-leveled logging"),
+        text(&toggled).contains("simulated, random-leveled logging"),
         "{toggled:?}"
     );
 
@@ -223,7 +228,7 @@ async fn server_everything_over_streamable_http() {
         )
         .await
         .unwrap();
-    assert_eq!(text(&echo.output), "Echo: over http", "{echo:?}");
+    assert_eq!(text(&echo), "Echo: over http", "{echo:?}");
     manager.shutdown().await;
     server.kill().await.unwrap();
 }
@@ -268,8 +273,16 @@ async fn mcp_server_time() {
         .await
         .unwrap();
     assert!(!now.is_error, "{now:?}");
-    let answer: Value = serde_json::from_str(&text(&now.output)).unwrap();
+    let answer: Value = serde_json::from_str(&text(&now)).unwrap();
     assert_eq!(answer["timezone"], "Asia/Tokyo", "{answer}");
+    // The server declares an output schema: its structured content is the output.
+    let spec = registry
+        .resolve("mcp_time_get_current_time", &ctx)
+        .unwrap()
+        .spec()
+        .clone();
+    assert_eq!(spec.output_schema.as_ref().unwrap()["type"], "object");
+    assert_eq!(now.output, answer, "{now:?}");
     let converted = host
         .execute(
             ToolCall::new(
@@ -281,7 +294,7 @@ async fn mcp_server_time() {
         )
         .await
         .unwrap();
-    let answer: Value = serde_json::from_str(&text(&converted.output)).unwrap();
+    let answer: Value = serde_json::from_str(&text(&converted)).unwrap();
     assert!(
         answer["target"]["datetime"]
             .as_str()
@@ -354,6 +367,6 @@ async fn both_servers_in_search_mode() {
         json!({"name": "mcp_time_get_current_time", "arguments": {"timezone": "UTC"}}),
     );
     let result = host.execute(call, &ctx).await.unwrap();
-    assert!(text(&result.output).contains("\"timezone\""), "{result:?}");
+    assert!(text(&result).contains("\"timezone\""), "{result:?}");
     manager.shutdown().await;
 }

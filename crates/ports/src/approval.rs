@@ -151,6 +151,10 @@ pub struct ApprovalRequest {
     pub reason: ApprovalReason,
     /// What a session grant for this call would cover.
     pub grant_key: GrantKey,
+    /// The delegated child agent that asks, by profile name (`delegate_task`); `None` when
+    /// the agent itself asks. Prompts name it, so the person knows who wants to act.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delegated_agent: Option<String>,
 }
 
 /// An approver's answer.

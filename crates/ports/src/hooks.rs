@@ -1,6 +1,6 @@
 //! Gate three's port: hooks around tool calls and turns.
 
-use crate::{ApprovalPolicy, ClientSurface, SandboxMode, ThreadMode, ToolResult};
+use crate::{ApprovalPolicy, ClientSurface, SandboxMode, ThreadMode, ToolResult, ToolRole};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -76,6 +76,10 @@ pub struct HookToolCall {
     pub call_id: String,
     /// The tool name.
     pub tool_name: String,
+    /// The tool's declared role (from its spec), for built-in hooks that treat some tools
+    /// specially; never sent to command hooks.
+    #[serde(skip)]
+    pub role: ToolRole,
     /// The arguments (`tool_input`).
     pub arguments: Value,
 }

@@ -4,7 +4,8 @@
 //! external crates only; adapters implement these traits, and `kun-composition` wires them.
 //!
 //! * Vocabulary: [`ProviderKind`], [`ToolKind`], [`ToolPolicy`], [`SideEffect`],
-//!   [`SandboxMode`], [`ApprovalPolicy`], [`ErrorCode`], [`ToolResult`], [`ToolHostContext`].
+//!   [`SandboxMode`], [`ApprovalPolicy`], [`ErrorCode`], [`ToolResult`], [`ToolHostContext`],
+//!   [`WorkspaceStanding`].
 //! * The tool boundary: [`TypedTool`] (typed arguments and output, a rendering for the model;
 //!   every `TypedTool` is a [`Tool`]), [`ToolFailure`], [`ContentBlock`], and the one schema
 //!   sanitiser ([`sanitize_schema`], [`schema_for`], [`output_schema_for`]).
@@ -25,6 +26,10 @@
 //! assert_eq!(denied.output["code"], "approval_denied");
 //! ```
 
+// The README is compiled as doctests (its testkit example needs `--features testkit`, which
+// `cargo test --workspace` turns on through the adapters' dev-dependencies).
+#![cfg_attr(all(doctest, feature = "testkit"), doc = include_str!("../README.md"))]
+
 mod approval;
 mod artifacts;
 mod computer;
@@ -44,10 +49,12 @@ mod sandbox;
 mod schema;
 mod thread_state;
 mod tool;
+mod tool_names;
 mod typed;
 mod user_input;
 mod vocabulary;
 mod web;
+mod workspace;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -70,7 +77,9 @@ pub use sandbox::*;
 pub use schema::{output_schema_for, sanitize_schema, schema_for};
 pub use thread_state::*;
 pub use tool::*;
+pub use tool_names::*;
 pub use typed::*;
 pub use user_input::*;
 pub use vocabulary::*;
 pub use web::*;
+pub use workspace::*;

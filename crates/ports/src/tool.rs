@@ -46,6 +46,38 @@ pub struct ToolSpec {
     pub model_advertised: bool,
     /// It only asks the user something: exempt from the sandbox and approval gates.
     pub user_interaction: bool,
+    /// What the tool is to the gates that treat some tools specially (plan mode, the
+    /// design-quality hook): declared by the tool, never guessed from its name.
+    pub role: ToolRole,
+}
+
+/// A tool's role for the gates that single out some tools: a typed marker the tool sets on
+/// its own spec, so no gate recognises a tool by its name.
+///
+/// | role | set by | read by |
+/// |---|---|---|
+/// | `general` | every other tool (the default) | — |
+/// | `file_editor` | `write`, `edit`: they write a file the model names, whole or in part | the design-quality hook (reviews the written file) |
+/// | `plan_writer` | `create_plan`: it writes only the reserved plan file | pipeline step 8 (the one file change a planning turn may run) |
+///
+/// ```
+/// use kun_ports::{ToolKind, ToolRole, ToolSpec};
+/// let spec = ToolSpec::new("write", "Writes a file.", serde_json::json!({"type": "object"}))
+///     .with_kind(ToolKind::FileChange)
+///     .with_role(ToolRole::FileEditor);
+/// assert_eq!(spec.role, ToolRole::FileEditor);
+/// assert_eq!(ToolSpec::new("x", "", serde_json::json!({})).role, ToolRole::General);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolRole {
+    /// Nothing special.
+    #[default]
+    General,
+    /// Writes (or edits) a workspace file the model names.
+    FileEditor,
+    /// Writes only the reserved plan file; exempt from the plan-mode write block.
+    PlanWriter,
 }
 
 impl ToolSpec {
@@ -74,6 +106,7 @@ impl ToolSpec {
             side_effect: SideEffect::Unknown,
             model_advertised: true,
             user_interaction: false,
+            role: ToolRole::General,
         }
     }
 
@@ -116,6 +149,13 @@ impl ToolSpec {
     #[must_use]
     pub const fn user_interaction(mut self) -> Self {
         self.user_interaction = true;
+        self
+    }
+
+    /// Sets the role (see [`ToolRole`]).
+    #[must_use]
+    pub const fn with_role(mut self, role: ToolRole) -> Self {
+        self.role = role;
         self
     }
 }
@@ -180,6 +220,58 @@ pub struct ToolTurn<'a> {
     pub catalog: &'a dyn CatalogView,
     /// Who answers questions to the person, when anyone can.
     pub user_input: Option<&'a dyn UserInputChannel>,
+    /// The turn's lists and approval, for the few tools that act on them (see [`TurnScope`]).
+    pub scope: TurnScope<'a>,
+}
+
+/// What a tool may learn of its turn's policy beyond [`ToolTurn`]'s fields: the allow/deny
+/// lists (`load_skill` honours the skill lists), and for a tool that starts a **nested** turn
+/// with the same gates (`delegate_task`), a context derived from this one.
+///
+/// Invariant: a nested context starts as a copy of this turn's (same roots, mode, surface,
+/// sandbox, approval policy, lists and approver) with its own ids and an abort signal that
+/// fires with this turn's; the caller may only narrow it. User input is not inherited: a
+/// nested turn cannot ask the user.
+#[derive(Clone, Copy)]
+pub struct TurnScope<'a>(&'a ToolHostContext);
+
+impl<'a> TurnScope<'a> {
+    /// The scope of `ctx`.
+    #[must_use]
+    pub const fn of(ctx: &'a ToolHostContext) -> Self {
+        Self(ctx)
+    }
+
+    /// The turn's allow and deny lists.
+    #[must_use]
+    pub const fn lists(&self) -> &'a crate::ToolLists {
+        &self.0.lists
+    }
+
+    /// The turn's approval policy.
+    #[must_use]
+    pub const fn approval(&self) -> crate::ApprovalPolicy {
+        self.0.approval
+    }
+
+    /// The context of a nested turn (see the invariant above).
+    #[must_use]
+    pub fn nested_context(&self, thread_id: &str, turn_id: &str) -> ToolHostContext {
+        let mut nested = self.0.for_turn(turn_id);
+        nested.thread_id = thread_id.to_owned();
+        nested.abort = self.0.abort.child();
+        nested.user_input = None;
+        nested
+    }
+}
+
+impl fmt::Debug for TurnScope<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TurnScope")
+            .field("lists", &self.0.lists)
+            .field("approval", &self.0.approval)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> ToolTurn<'a> {
@@ -196,6 +288,7 @@ impl<'a> ToolTurn<'a> {
             abort: &ctx.abort,
             catalog,
             user_input: ctx.user_input.as_deref(),
+            scope: TurnScope::of(ctx),
         }
     }
 

@@ -4,13 +4,14 @@
 use crate::snapshot::{ProviderEntry, RegistrySnapshot, ToolEntry};
 use kun_ports::{
     ClientSurface, HostError, NameSet, NotAdvertisedReason, ProviderKind, SandboxPolicy,
-    SandboxVerdict, SideEffect, ToolDescriptor, ToolHostContext, ToolKind, ToolSpec,
+    SandboxVerdict, SideEffect, ToolDescriptor, ToolHostContext, ToolKind, ToolRole, ToolSpec,
 };
 use std::fmt;
 use std::sync::Arc;
 
 /// The tools a planning turn may see and call, besides any tool whose side effect is
-/// `read-only`.
+/// `read-only` and any [`ToolRole::PlanWriter`] (a tool that writes only the plan file says
+/// so on its spec; its name does not matter).
 ///
 /// The default is SPEC §3's list: read, grep, glob, find, ls, repo_map, git_inspect, lsp,
 /// create_plan, user_input, request_user_input.
@@ -63,10 +64,13 @@ impl PlanWhitelist {
         self.names.contains(name)
     }
 
-    /// Whether a planning turn admits the tool: whitelisted by name, or read-only.
+    /// Whether a planning turn admits the tool: read-only, a plan writer, or whitelisted by
+    /// name.
     #[must_use]
     pub fn admits(&self, spec: &ToolSpec) -> bool {
-        spec.side_effect == SideEffect::ReadOnly || self.names.contains(&spec.name)
+        spec.side_effect == SideEffect::ReadOnly
+            || spec.role == ToolRole::PlanWriter
+            || self.names.contains(&spec.name)
     }
 }
 
@@ -84,7 +88,7 @@ impl Default for PlanWhitelist {
 /// |---|---|---|
 /// | 1 | provider | the provider is disabled or unavailable, in `blocked_provider_ids`, outside `allowed_provider_ids` (when given), or a `gui` provider on a non-GUI client surface |
 /// | 2 | tool lists | the name is in `blocked_tool_names`, or outside `allowed_tool_names` (when given); deny always wins, an allow-list only shrinks |
-/// | 3 | plan whitelist | the turn is planning and the tool is neither whitelisted by name nor `side_effect = read-only` |
+/// | 3 | plan whitelist | the turn is planning and the tool is neither whitelisted by name, nor `side_effect = read-only`, nor a [`ToolRole::PlanWriter`] |
 /// | 4 | sandbox | the [`SandboxPolicy`] blocks the tool's kind in the turn's mode (`Allowed` and `ApprovalRequired` are listed; `user_interaction` tools are exempt) |
 /// | 5 | the tool | [`Tool::should_advertise`](kun_ports::Tool::should_advertise) says no |
 ///
@@ -188,7 +192,9 @@ impl CatalogFilters {
             let entry = &tools[index];
             let keep = providers_ok[entry.provider]
                 && (!has_tool_lists || ctx.lists.admits_tool(&entry.name))
-                && (!planning || entry.read_only || self.plan_whitelist.contains(&entry.name))
+                && (!planning
+                    || entry.read_only
+                    || self.plan_whitelist.admits(entry.descriptor.spec()))
                 && (entry.user_interaction || listed_kinds.admits(entry.kind))
                 && entry.descriptor.tool.should_advertise(ctx);
             if keep {

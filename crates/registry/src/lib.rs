@@ -107,6 +107,9 @@
 //! # }
 //! ```
 
+// The README is compiled as doctests, so its examples cannot rot.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 pub mod artifacts;
 pub mod ledger;
 pub mod rate_limit;

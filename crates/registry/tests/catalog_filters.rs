@@ -6,7 +6,7 @@ mod support;
 use kun_ports::{
     ClientSurface, ConfinementTier, HostError, MockSandboxPolicy, NotAdvertisedReason, PlanContext,
     ProviderKind, ProviderPolicy, SandboxBlock, SandboxMode, SandboxVerdict, ThreadMode,
-    ToolHostContext, ToolKind, ToolPolicy,
+    ToolHostContext, ToolKind, ToolPolicy, ToolRole,
 };
 use kun_registry::{CapabilityRegistry, CatalogFilters, PlanWhitelist};
 use std::sync::Arc;
@@ -35,6 +35,7 @@ fn providers() -> Vec<Arc<dyn kun_ports::ToolProvider>> {
             TestTool::new("user_input").user_interaction().arc(),
             TestTool::new("create_plan")
                 .kind(ToolKind::FileChange)
+                .role(ToolRole::PlanWriter)
                 .advertise(only_in_plan)
                 .arc(),
             TestTool::new("lint_check").read_only().arc(),
@@ -220,11 +221,16 @@ fn configured_plan_whitelist_replaces_the_default_names() {
         PlanWhitelist::new(["read", "web_fetch"]),
     );
     let ctx = base().mode(ThreadMode::Plan).build();
-    // grep, user_input and create_plan are no longer whitelisted; read-only tools still are.
+    // grep and user_input are no longer whitelisted; read-only tools and the plan writer
+    // (by its role, not its name) still are.
     assert_eq!(
         names(&registry.list_tools(&ctx)),
-        ["lint_check", "read", "web_fetch"]
+        ["create_plan", "lint_check", "read", "web_fetch"]
     );
+    for name in ["create_plan", "read"] {
+        assert!(registry.resolve(name, &ctx).is_ok(), "{name}");
+    }
+    assert!(registry.resolve("grep", &ctx).is_err());
 }
 
 #[test]

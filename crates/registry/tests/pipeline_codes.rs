@@ -7,7 +7,7 @@ use kun_ports::{
     ApprovalDecision, ApprovalPolicy, BeginOutcome, ErrorCode, HookFailure, LedgerError,
     MockApprovalGate, MockHookRunner, MockOperationLedger, MockReadTracker, PlanContext,
     PreToolOutcome, ReadCheck, SandboxMode, SideEffect, ThreadMode, ToolCall, ToolError, ToolHost,
-    ToolHostContext, ToolKind, ToolPolicy, ToolResult,
+    ToolHostContext, ToolKind, ToolPolicy, ToolResult, ToolRole,
 };
 use kun_registry::Host;
 use serde_json::json;
@@ -197,15 +197,31 @@ async fn plan_mode_write_blocked() {
     assert_code(&result, ErrorCode::PlanModeWriteBlocked);
     assert_eq!(runs, 0);
 
-    // create_plan is the one file change a planning turn may run.
-    let tool = TestTool::new("create_plan").kind(ToolKind::FileChange);
+    // A plan writer (create_plan) is the one file change a planning turn may run; the
+    // exemption is its declared role, never its name.
     let with_plan = ctx()
         .plan(PlanContext {
             plan_dir: "/ws/.kun/plans".into(),
             operation_id: "op-1".into(),
         })
         .build();
+    let tool = TestTool::new("create_plan")
+        .kind(ToolKind::FileChange)
+        .role(ToolRole::PlanWriter);
     let (result, runs) = run(tool, plain, call("create_plan", json!({})), &with_plan).await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(runs, 1);
+    // The same name without the role is blocked like any other file change …
+    let tool = TestTool::new("create_plan").kind(ToolKind::FileChange);
+    let (result, runs) = run(tool, plain, call("create_plan", json!({})), &with_plan).await;
+    assert_code(&result, ErrorCode::PlanModeWriteBlocked);
+    assert_eq!(runs, 0);
+    // … and the role under another name is exempt.
+    let tool = TestTool::new("save_plan")
+        .kind(ToolKind::FileChange)
+        .read_only()
+        .role(ToolRole::PlanWriter);
+    let (result, runs) = run(tool, plain, call("save_plan", json!({})), &with_plan).await;
     assert!(!result.is_error, "{result:?}");
     assert_eq!(runs, 1);
 }

@@ -74,6 +74,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// The README is compiled as doctests, so its examples cannot rot.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+
 mod confinement;
 mod lexical;
 mod matrix;

@@ -157,6 +157,20 @@ const CHECKED: &[(SandboxMode, PathAccess)] = &[
     (SandboxMode::ExternalSandbox, PathAccess::Read),
 ];
 
+/// The corpus is the test: an emptied or one-sided table must fail, not pass vacuously.
+#[test]
+fn the_corpus_is_not_empty_and_covers_every_outcome() {
+    assert!(CORPUS.len() >= 30, "only {} cases", CORPUS.len());
+    let count = |kind: fn(&Outcome) -> bool| CORPUS.iter().filter(|(_, _, o)| kind(o)).count();
+    assert!(count(|o| matches!(o, Escapes)) >= 10);
+    assert!(count(|o| matches!(o, Loops)) >= 2);
+    assert!(count(|o| matches!(o, Inside { .. })) >= 5);
+    let mut names: Vec<&str> = CORPUS.iter().map(|(name, _, _)| *name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), CORPUS.len(), "case names must be unique");
+}
+
 #[test]
 fn the_corpus_outcomes_hold_in_every_checked_mode() {
     let fx = Fixture::new();

@@ -25,7 +25,7 @@ use crate::output::format_size;
 use async_trait::async_trait;
 use kun_ports::{
     FileRevision, PathAccess, ReadObservation, ResolvedPath, SideEffect, ToolContext,
-    ToolHostContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
+    ToolHostContext, ToolKind, ToolPolicy, ToolRole, ToolSpec, TypedTool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -112,7 +112,8 @@ impl WriteTool {
         let spec = ToolSpec::typed::<WriteArgs, WriteOutput>("write", DESCRIPTION)
             .with_kind(ToolKind::FileChange)
             .with_policy(ToolPolicy::OnRequest)
-            .with_side_effect(SideEffect::Unknown);
+            .with_side_effect(SideEffect::Unknown)
+            .with_role(ToolRole::FileEditor);
         Self { spec, queue }
     }
 }

@@ -4,27 +4,33 @@
 //! | ours | MCP |
 //! |---|---|
 //! | `input_schema` | `inputSchema` (an object schema; anything else becomes `{"type": "object"}`) |
+//! | `output_schema` (an object schema), when [`Structured::Sent`] | `outputSchema` |
 //! | `side_effect = read-only` | `readOnlyHint: true` |
 //! | kind `file_change` / `command_execution`, not read-only | `destructiveHint: true` |
 //! | provider kind `mcp` / `web` | `openWorldHint: true` |
-//! | result `output` | `structuredContent` (a non-object wrapped as `{"value": …}`) |
-//! | result content (`model_content`) | `content`: text, image and audio blocks, resource links (a generated video) |
+//! | the result's content blocks ([`ToolResult::model_content`]: the tool's rendering, its media, or the output rendered generically) | `content`: `text`, `image`, `audio`, `resource_link` blocks |
+//! | a success's `output`, when the tool declares an output schema and [`Structured::Sent`] | `structuredContent` |
+//! | an error's `output` (`{code, error, …}`), when [`Structured::Sent`] | `structuredContent` (the text block is the message in plain words) |
 //! | result `is_error` | `isError` |
 //! | `Err(UnknownTool / NotAdvertised / DisabledByPolicy)` | JSON-RPC `-32602` invalid params |
 //! | `Err(Aborted)` | JSON-RPC `-32603` internal error (the client cancelled the call) |
+//! | a method `serve` does not offer (`prompts/list`, `resources/read`, …) | JSON-RPC `-32601` naming the method ([`unsupported`]) |
 
+use crate::serve::options::Structured;
 use kun_ports::{
     ContentBlock, HostError, NotAdvertisedReason, ProviderKind, SideEffect, ToolDescriptor,
-    ToolKind, ToolResult,
+    ToolKind, ToolResult, ToolSpec,
 };
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, JsonObject, Resource, Tool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ConstString, ErrorCode, JsonObject, Resource, Tool, ToolAnnotations,
+};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// A catalog entry as an MCP tool.
+/// A catalog entry as an MCP tool; its `outputSchema` only when `structured` is sent.
 #[must_use]
-pub fn mcp_tool(descriptor: &ToolDescriptor) -> Tool {
+pub fn mcp_tool(descriptor: &ToolDescriptor, structured: Structured) -> Tool {
     let spec = descriptor.spec();
     let schema: JsonObject = match &spec.input_schema {
         Value::Object(map) => map.clone(),
@@ -44,48 +50,60 @@ pub fn mcp_tool(descriptor: &ToolDescriptor) -> Tool {
         .read_only(read_only)
         .destructive(changes && !read_only)
         .open_world(open_world);
-    Tool::new(
+    let tool = Tool::new(
         spec.name.clone(),
         spec.description.clone(),
         Arc::new(schema),
     )
-    .with_annotations(annotations)
+    .with_annotations(annotations);
+    match (structured, output_schema(spec)) {
+        (Structured::Sent, Some(schema)) => tool.with_raw_output_schema(Arc::new(schema.clone())),
+        _ => tool,
+    }
 }
 
-/// A pipeline result as an MCP result: `structuredContent` is the output object, `content`
-/// the blocks the model reads ([`ToolResult::model_content`]: the tool's text, image, audio
-/// and resource-link blocks, or one text block), `isError` mirrors.
+/// The tool's output schema, when it is one MCP accepts (an object schema).
+fn output_schema(spec: &ToolSpec) -> Option<&JsonObject> {
+    match &spec.output_schema {
+        Some(Value::Object(map)) if map.get("type") == Some(&Value::from("object")) => Some(map),
+        _ => None,
+    }
+}
+
+/// A pipeline result as an MCP result (see the module table). `spec` is the called tool's,
+/// when it is still registered.
 #[must_use]
-pub fn call_result(result: ToolResult) -> CallToolResult {
-    let content: Vec<rmcp::model::ContentBlock> = result
-        .model_content()
-        .into_iter()
-        .map(content_block)
-        .collect();
-    let structured = match result.output {
-        Value::Object(_) => result.output,
-        other => json!({ "value": other }),
+pub fn call_result(
+    result: ToolResult,
+    spec: Option<&ToolSpec>,
+    structured: Structured,
+) -> CallToolResult {
+    let content = result.model_content().into_iter().map(mcp_block).collect();
+    let declares_output = spec.is_some_and(|spec| output_schema(spec).is_some());
+    let structured_content = match structured {
+        Structured::Omitted => None,
+        Structured::Sent if result.is_error || declares_output => match result.output {
+            Value::Object(map) => Some(Value::Object(map)),
+            _ => None,
+        },
+        Structured::Sent => None,
     };
     let mut converted = if result.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     };
-    converted.structured_content = Some(structured);
+    converted.structured_content = structured_content;
     converted
 }
 
 /// One of our content blocks as MCP's.
-#[must_use]
-pub fn content_block(block: ContentBlock) -> rmcp::model::ContentBlock {
+fn mcp_block(block: ContentBlock) -> rmcp::model::ContentBlock {
+    use rmcp::model::ContentBlock as Mcp;
     match block {
-        ContentBlock::Text { text } => rmcp::model::ContentBlock::text(text),
-        ContentBlock::Image { data, mime_type } => {
-            rmcp::model::ContentBlock::image(data, mime_type)
-        }
-        ContentBlock::Audio { data, mime_type } => {
-            rmcp::model::ContentBlock::audio(data, mime_type)
-        }
+        ContentBlock::Text { text } => Mcp::text(text),
+        ContentBlock::Image { data, mime_type } => Mcp::image(data, mime_type),
+        ContentBlock::Audio { data, mime_type } => Mcp::audio(data, mime_type),
         ContentBlock::ResourceLink {
             uri,
             name,
@@ -93,13 +111,9 @@ pub fn content_block(block: ContentBlock) -> rmcp::model::ContentBlock {
             description,
         } => {
             let mut resource = Resource::new(uri, name);
-            if let Some(mime_type) = mime_type {
-                resource = resource.with_mime_type(mime_type);
-            }
-            if let Some(description) = description {
-                resource = resource.with_description(description);
-            }
-            rmcp::model::ContentBlock::resource_link(resource)
+            resource.mime_type = mime_type;
+            resource.description = description;
+            Mcp::resource_link(resource)
         }
     }
 }
@@ -133,6 +147,25 @@ pub fn host_error(err: &HostError) -> ErrorData {
     }
 }
 
+/// `-32601` for a method `serve` does not offer, naming it.
+#[must_use]
+pub fn unsupported<M: ConstString>() -> ErrorData {
+    unsupported_method(M::VALUE)
+}
+
+/// `-32601` for the method called `method`.
+#[must_use]
+pub fn unsupported_method(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "kun-tools does not support `{method}`: it serves tools only (tools/list and \
+             tools/call)"
+        ),
+        Some(json!({"method": method})),
+    )
+}
+
 fn why_not_advertised(reason: NotAdvertisedReason) -> &'static str {
     match reason {
         NotAdvertisedReason::WrongProvider => "another provider serves that name",
@@ -144,74 +177,4 @@ fn why_not_advertised(reason: NotAdvertisedReason) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn non_object_outputs_are_wrapped_and_text_mirrors_them() {
-        let result = call_result(ToolResult::ok(json!("plain")));
-        assert_eq!(result.structured_content, Some(json!({"value": "plain"})));
-        assert_eq!(result.is_error, Some(false));
-        let text = result.content[0].as_text().map(|t| t.text.clone());
-        assert_eq!(text.as_deref(), Some("plain"));
-
-        let failure = call_result(ToolResult {
-            output: json!({"code": "approval_denied", "error": "no"}),
-            is_error: true,
-            content: Vec::new(),
-        });
-        assert_eq!(failure.is_error, Some(true));
-        assert_eq!(
-            failure.structured_content,
-            Some(json!({"code": "approval_denied", "error": "no"}))
-        );
-    }
-
-    #[test]
-    fn media_blocks_reach_the_client_as_mcp_content() {
-        let result = call_result(ToolResult {
-            output: json!({"path": "/data/a.png"}),
-            is_error: false,
-            content: vec![
-                ContentBlock::text("1280x800 (scale 0.5)"),
-                ContentBlock::image("aGk=", "image/png"),
-                ContentBlock::audio("d2F2", "audio/wav"),
-                ContentBlock::ResourceLink {
-                    uri: "file:///data/v.mp4".to_owned(),
-                    name: "v.mp4".to_owned(),
-                    mime_type: Some("video/mp4".to_owned()),
-                    description: None,
-                },
-            ],
-        });
-        let wire = serde_json::to_value(&result.content).unwrap();
-        assert_eq!(
-            wire[0],
-            json!({"type": "text", "text": "1280x800 (scale 0.5)"})
-        );
-        assert_eq!(
-            wire[1],
-            json!({"type": "image", "data": "aGk=", "mimeType": "image/png"})
-        );
-        assert_eq!(
-            wire[2],
-            json!({"type": "audio", "data": "d2F2", "mimeType": "audio/wav"})
-        );
-        assert_eq!(wire[3]["type"], "resource_link");
-        assert_eq!(wire[3]["uri"], "file:///data/v.mp4");
-        assert_eq!(wire[3]["mimeType"], "video/mp4");
-        assert_eq!(
-            result.structured_content,
-            Some(json!({"path": "/data/a.png"}))
-        );
-    }
-
-    #[test]
-    fn refusals_are_invalid_params() {
-        let err = host_error(&HostError::UnknownTool {
-            name: "teleport".to_owned(),
-        });
-        assert_eq!(err.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-        assert!(err.message.contains("teleport"));
-    }
-}
+mod tests;

@@ -123,8 +123,13 @@ fn prompt(request: &ApprovalRequest) -> String {
         arguments = arguments.chars().take(ARGUMENTS_SHOWN).collect();
         arguments.push('…');
     }
+    let asker = request
+        .delegated_agent
+        .as_ref()
+        .map(|agent| format!(" (asked by the delegated sub-agent `{agent}`)"))
+        .unwrap_or_default();
     format!(
-        "Allow `{tool}` to run?\nWhy you are asked: {why}.\n{grant}.\nArguments: {arguments}",
+        "Allow `{tool}`{asker} to run?\nWhy you are asked: {why}.\n{grant}.\nArguments: {arguments}",
         tool = request.tool_name,
         why = request.reason.describe(),
     )

@@ -7,6 +7,7 @@
 //!   MCP progress ([`progress`]);
 //! * goals and todos: a file per thread under the user state directory, keyed by `--thread`
 //!   or a stable id per workspace, so a restarted `serve` sees the same todos;
+//! * skills: in the `instructions` and as MCP prompts ([`prompts`]);
 //! * reloading: configuration files are polled every second, `SIGHUP` forces a reload, and
 //!   `notifications/tools/list_changed` follows every catalog fingerprint change ([`live`]);
 //! * logs: stderr only (`RUST_LOG`); stdout belongs to the protocol.
@@ -16,7 +17,9 @@ pub mod convert;
 pub mod elicit;
 pub mod http;
 pub mod live;
+pub mod options;
 pub mod progress;
+pub mod prompts;
 pub mod session;
 
 use crate::Outcome;

@@ -4,7 +4,13 @@
 //!   session;
 //! * each `tools/call` is one turn (`turn-1`, `turn-2`, …), run through the whole pipeline and
 //!   released when it ends;
-//! * `tools/list` is the catalog for the configured context, sorted by name;
+//! * `tools/list` is the catalog for the configured context, sorted by name, with names of
+//!   at most `max_tool_name_length` characters ([`ServeOptions`]);
+//! * `outputSchema` and `structuredContent` go to the clients [`ServeOptions`] says, decided
+//!   from the client's `clientInfo.name`; every result's text block is the tool's rendering
+//!   ([`convert`]);
+//! * methods `serve` does not offer (prompts, resources, completion, logging) answer `-32601`
+//!   naming the method;
 //! * approvals go to this session's client ([`ElicitationApprover`] inside one
 //!   [`Gate`], so grants and events are per session); so do `user_input` questions
 //!   ([`ElicitationInput`]);
@@ -13,16 +19,22 @@
 //!   `notifications/tools/list_changed` (until the session ends).
 
 use crate::serve::ask::ElicitationInput;
-use crate::serve::convert;
+use crate::serve::convert::{self, unsupported};
 use crate::serve::elicit::ElicitationApprover;
 use crate::serve::live::Live;
+use crate::serve::options::{ServeOptions, Structured};
 use crate::serve::progress::McpProgress;
+use crate::serve::prompts;
 use kun_approval::Gate;
 use kun_ports::{AbortSignal, ApprovalGate, ToolCall, ToolHost as _, UserInputChannel};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams,
+    CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestMethod, SubscribeRequestParams,
+    UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -36,6 +48,27 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 const INSTRUCTIONS: &str = "kun-tools: a coding agent's tool surface. Every call passes three \
     gates (sandbox, approval, hooks); a blocked call is an error result with a `code` saying \
     why and what to do next. Read a file before editing it.";
+
+/// What the model should know about how its commands run (the probed tier).
+fn confinement_line(assembly: &kun_composition::Assembly) -> String {
+    let report = assembly.capabilities.report();
+    let network = if assembly.settings.sandbox_options.network {
+        "with"
+    } else {
+        "without"
+    };
+    match report.tier {
+        kun_ports::ConfinementTier::Bubblewrap => format!(
+            "Commands run confined (bubblewrap): they write only inside the workspace, {network} network."
+        ),
+        kun_ports::ConfinementTier::Landlock => format!(
+            "Commands run confined (Landlock + seccomp): they write only inside the workspace, {network} network."
+        ),
+        kun_ports::ConfinementTier::None => {
+            "Commands are not confined on this machine; each one may ask for approval.".to_owned()
+        }
+    }
+}
 
 /// One MCP session.
 pub struct Session {
@@ -107,17 +140,29 @@ impl Session {
     }
 }
 
+/// Whether this request's client gets the structured parts (see [`ServeOptions`]).
+fn structured_for(options: &ServeOptions, context: &RequestContext<RoleServer>) -> Structured {
+    let client = context.client_info();
+    options.structured_for(client.as_ref().map(|info| info.name.as_str()))
+}
+
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_prompts()
+                .enable_resources()
                 .build(),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
         .with_server_info(Implementation::new("kun-tools", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions({
+            let assembly = self.live.current();
+            let lead = format!("{INSTRUCTIONS} {}", confinement_line(&assembly));
+            prompts::instructions(&assembly, &lead)
+        })
     }
 
     /// Only revisions with an `initialize` handshake: approvals are server-to-client
@@ -145,14 +190,106 @@ impl ServerHandler for Session {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let assembly = self.live.current();
+        let options = ServeOptions::from_settings(&assembly.settings);
+        let structured = structured_for(&options, &context);
         let ctx = assembly.context(&self.thread_id, "tools-list").build();
         let tools = assembly.registry.list_tools(&ctx);
-        Ok(ListToolsResult::with_all_items(
-            tools.iter().map(convert::mcp_tool).collect(),
-        ))
+        let advertised = tools
+            .iter()
+            .filter(|tool| {
+                let fits = options.admits_name(tool.name());
+                if !fits {
+                    // Clients would prefix it and break the model's session: leave it out.
+                    tracing::warn!(
+                        tool = tool.name(),
+                        max = options.max_tool_name_length,
+                        "tool name too long for [serve] max_tool_name_length; not advertised"
+                    );
+                }
+                fits
+            })
+            .map(|tool| convert::mcp_tool(tool, structured))
+            .collect();
+        Ok(ListToolsResult::with_all_items(advertised))
+    }
+
+    // The methods `serve` does not offer answer `-32601` naming the method (rmcp's defaults
+    // give only the method name).
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        // Declared (clients probe it beside prompts); `serve` publishes none.
+        Ok(ListResourcesResult::default())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::default())
+    }
+
+    async fn read_resource(
+        &self,
+        _request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        Err(unsupported::<ReadResourceRequestMethod>())
+    }
+
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(unsupported::<SubscribeRequestMethod>())
+    }
+
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(unsupported::<UnsubscribeRequestMethod>())
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Err(unsupported::<CompleteRequestMethod>())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(convert::unsupported_method(&request.method))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(prompts::list(&self.live.current()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(&self.live.current(), &request).map(Into::into)
     }
 
     async fn call_tool(
@@ -162,6 +299,9 @@ impl ServerHandler for Session {
     ) -> Result<CallToolResponse, ErrorData> {
         self.attach(&context.peer);
         let assembly = self.live.current();
+        let structured = structured_for(&ServeOptions::from_settings(&assembly.settings), &context);
+        let snapshot = assembly.registry.snapshot();
+        let called = snapshot.get(request.name.as_ref()).cloned();
         let turn = self.next_turn();
         let abort = AbortSignal::new();
         let progress = context
@@ -196,7 +336,12 @@ impl ServerHandler for Session {
             progress.finish().await;
         }
         match outcome {
-            Ok(result) => Ok(convert::call_result(result).into()),
+            Ok(result) => Ok(convert::call_result(
+                result,
+                called.as_ref().map(kun_ports::ToolDescriptor::spec),
+                structured,
+            )
+            .into()),
             Err(err) => Err(convert::host_error(&err)),
         }
     }

@@ -7,6 +7,8 @@
     reason = "test code; each test binary uses part of it"
 )]
 
+pub mod client;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -48,6 +50,7 @@ impl Env {
         cmd.args(args)
             .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
             .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .env("XDG_DATA_HOME", self.dir.path().join("data"))
             .env_remove("RUST_LOG")
             .env_remove("KUN_TOKEN");
         cmd

@@ -89,7 +89,88 @@ impl Settings {
                 json!(self.gui.max_actions_per_turn),
             ),
             ("media", json!(self.media.endpoints)),
+            (
+                "memory.path",
+                json!(self.memory.file().map(|p| p.display().to_string())),
+            ),
+            (
+                "web.allow_private_addresses",
+                json!(self.web.allow_private_addresses),
+            ),
+            (
+                "web.timeout_seconds",
+                json!(self.web.options().timeout.as_secs()),
+            ),
+            ("web.user_agent", json!(self.web.options().user_agent)),
+            ("web.max_bytes", json!(self.web.options().max_bytes)),
+            (
+                "web.search",
+                json!(self.web.search.as_ref().map(|s| json!({
+                    "backend": s.engine.as_str(),
+                    "url": s.url,
+                    "api_key_env": s.api_key_env,
+                }))),
+            ),
             ("hooks", self.hooks_summary()),
+            ("skills.enabled", json!(self.skills.enabled.unwrap_or(true))),
+            ("skills.disabled", json!(self.skills.disabled)),
+            (
+                "delegation.runner",
+                json!(self.delegation.runner.unwrap_or_default()),
+            ),
+            (
+                "delegation.max_parallel",
+                json!(
+                    self.delegation
+                        .max_parallel
+                        .unwrap_or(super::DEFAULT_MAX_PARALLEL)
+                ),
+            ),
+            (
+                "delegation.max_turns",
+                json!(
+                    self.delegation
+                        .max_turns
+                        .unwrap_or(super::DEFAULT_MAX_TURNS)
+                ),
+            ),
+            (
+                "delegation.openai.base_url",
+                json!(
+                    self.delegation
+                        .openai
+                        .as_ref()
+                        .and_then(|o| o.base_url.clone())
+                ),
+            ),
+            (
+                "delegation.openai.model",
+                json!(
+                    self.delegation
+                        .openai
+                        .as_ref()
+                        .and_then(|o| o.model.clone())
+                ),
+            ),
+            (
+                "delegation.openai.api_key_env",
+                json!(
+                    self.delegation
+                        .openai
+                        .as_ref()
+                        .and_then(|o| o.api_key_env.clone())
+                ),
+            ),
+            (
+                "delegation.openai.timeout_seconds",
+                json!(
+                    self.delegation
+                        .openai
+                        .as_ref()
+                        .and_then(|o| o.timeout_seconds)
+                        .unwrap_or(super::DEFAULT_TIMEOUT_SECONDS)
+                ),
+            ),
         ]
         .into_iter()
         .map(|(key, value)| EffectiveValue {

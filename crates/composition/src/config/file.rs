@@ -232,4 +232,12 @@ pub struct ConfigFile {
     pub computer_use: Option<super::gui_media::ComputerUseTable>,
     /// `[media.<kind>]` (user config and `--config` only).
     pub media: Option<super::gui_media::MediaTable>,
+    /// `[skills]`.
+    pub skills: Option<super::agents::SkillsTable>,
+    /// `[delegation]`.
+    pub delegation: Option<super::agents::DelegationTable>,
+    /// `[memory]`.
+    pub memory: Option<super::MemoryTable>,
+    /// `[web]` (and `[web.search]`).
+    pub web: Option<super::WebTable>,
 }

@@ -12,16 +12,22 @@
 //!
 //! Unknown keys and bad values are errors naming the file, the line and the key.
 
+mod agents;
 mod effective;
 mod error;
 mod file;
 pub mod gui_media;
 mod mcp_json;
+mod memory_web;
 pub mod narrowing;
 mod sections;
 pub mod trust;
 pub mod validate;
 
+pub use agents::{
+    DEFAULT_MAX_PARALLEL, DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_SECONDS, DelegationTable, OpenAiTable,
+    RunnerKind, SkillsTable,
+};
 pub use effective::{DEFAULT_BASH_TIMEOUT_SECONDS, EffectiveValue};
 pub use error::ConfigError;
 pub use file::{
@@ -29,6 +35,7 @@ pub use file::{
     ShellTable, StructuredContent, ToolsTable, TrustScope, TrustTable,
 };
 pub use mcp_json::read_mcp_json;
+pub use memory_web::{MemorySettings, MemoryTable, WebSearchTable, WebSettings, WebTable};
 pub use narrowing::{Authority, Ignored, RULES, Rule};
 pub use sections::{
     DEFAULT_MAX_TOOL_NAME_LENGTH, SandboxOptions, ServeSettings, ShellSettings, TrustSettings,
@@ -225,6 +232,14 @@ pub struct Settings {
     pub media: gui_media::MediaSettings,
     /// Workspace settings that were not applied, in file order.
     pub ignored: Vec<Ignored>,
+    /// `[skills]`.
+    pub skills: SkillsTable,
+    /// `[delegation]`.
+    pub delegation: DelegationTable,
+    /// `[memory]`.
+    pub memory: MemorySettings,
+    /// `[web]` and `[web.search]`.
+    pub web: WebSettings,
     /// Where each value came from, by dotted key.
     pub sources: BTreeMap<String, Source>,
 }
@@ -251,6 +266,10 @@ impl Settings {
             gui: gui_media::GuiSettings::default(),
             media: gui_media::MediaSettings::default(),
             ignored: Vec::new(),
+            skills: SkillsTable::default(),
+            delegation: DelegationTable::default(),
+            memory: MemorySettings::default(),
+            web: WebSettings::default(),
             sources: BTreeMap::new(),
         }
     }

@@ -6,11 +6,11 @@
 //! | rule | an untrusted workspace may | keys |
 //! |---|---|---|
 //! | [`Rule::Stricter`] | choose a stricter value (orders below) | `sandbox`, `approval`, `mode`, `approval_fallback` |
-//! | [`Rule::Lower`] | lower the number | `limits.*`, `serve.max_tool_name_length`, `computer_use.max_actions_per_turn` |
-//! | [`Rule::OnlyOff`] | turn it off | `sandbox.network`, `computer_use.mode` |
-//! | [`Rule::Add`] | add entries | `tools.deny` |
+//! | [`Rule::Lower`] | lower the number | `limits.*`, `serve.max_tool_name_length`, `delegation.max_parallel`, `delegation.max_turns`, `delegation.openai.timeout_seconds`, `web.timeout_seconds`, `web.max_bytes`, `computer_use.max_actions_per_turn` |
+//! | [`Rule::OnlyOff`] | turn it off | `sandbox.network`, `skills.enabled`, `web.allow_private_addresses`, `computer_use.mode` |
+//! | [`Rule::Add`] | add entries | `tools.deny`, `skills.disabled` |
 //! | [`Rule::Intersect`] | remove entries (its list is intersected with the one in effect) | `tools.allow`, `tools.plan_allow`, `shell.env`, `serve.allowed_origins` |
-//! | [`Rule::UserOnly`] | nothing (a trusted workspace neither) | `trust.*`, `sandbox.protected_path_exceptions`, `plan.dir`, `media` (every `[media.<kind>]` key) |
+//! | [`Rule::UserOnly`] | nothing (a trusted workspace neither) | `trust.*`, `sandbox.protected_path_exceptions`, `delegation.openai.base_url`, `delegation.openai.model`, `delegation.openai.api_key_env`, `memory.path`, `web.user_agent`, `web.search`, `plan.dir`, `media` (every `[media.<kind>]` key; a repository must not send your key to its own server, nor move your memory file) |
 //! | [`Rule::Presentation`] | anything: it changes how results look, not what runs | `mcp.*`, `serve.structured_content`, `client_surface` |
 //! | [`Rule::HooksDropped`] | nothing: its hooks do not run | `hooks` |
 //! | [`Rule::ServersRefused`] | define servers that do not start unless pinned | `mcp_servers` |
@@ -23,14 +23,17 @@
 //! | `approval` | auto < on-request = suggest < untrusted < always < never | ordered by the calls that run without a person's yes: `auto` all, `on-request` the auto-policy ones, `untrusted` only allow-listed ones, `always` none; `never` runs no call that needs a decision at all, so it is the strictest although it never prompts. Equal ranks do not swap (on-request ↛ suggest) |
 //! | `mode` | agent < plan | plan lists only the plan whitelist and read-only tools |
 //! | `approval_fallback` | allow < deny | |
+//! | `delegation.runner` | openai < none | `none` runs no child agent |
 //!
 //! Every ignored value becomes an [`Ignored`] entry: reported once on stderr at load and
 //! listed by `doctor`, with the command that would trust the workspace.
 
+use super::agents::{DelegationTable, OpenAiTable, RunnerKind, SkillsTable};
 use super::file::{
     ApprovalFallback, ConfigFile, LimitsTable, McpTable, SandboxTable, ServeTable, ShellTable,
     ToolsTable, TrustTable,
 };
+use super::memory_web::{MemoryTable, WebTable};
 use super::{ConfigError, Settings, Source, hooks_from_toml};
 use kun_hooks::HooksConfig;
 use kun_ports::{ApprovalPolicy, HookPhase, SandboxMode, ThreadMode};
@@ -131,6 +134,21 @@ pub const RULES: &[(&str, Rule)] = &[
     ("computer_use.mode", Rule::OnlyOff),
     ("computer_use.max_actions_per_turn", Rule::Lower),
     ("media", Rule::UserOnly),
+    ("skills.enabled", Rule::OnlyOff),
+    ("skills.disabled", Rule::Add),
+    ("delegation.runner", Rule::Stricter),
+    ("delegation.max_parallel", Rule::Lower),
+    ("delegation.max_turns", Rule::Lower),
+    ("delegation.openai.base_url", Rule::UserOnly),
+    ("delegation.openai.model", Rule::UserOnly),
+    ("delegation.openai.api_key_env", Rule::UserOnly),
+    ("delegation.openai.timeout_seconds", Rule::Lower),
+    ("memory.path", Rule::UserOnly),
+    ("web.allow_private_addresses", Rule::OnlyOff),
+    ("web.timeout_seconds", Rule::Lower),
+    ("web.max_bytes", Rule::Lower),
+    ("web.user_agent", Rule::UserOnly),
+    ("web.search", Rule::UserOnly),
 ];
 
 /// The rule of a dotted key: the longest entry of [`RULES`] that is the key or a table
@@ -249,6 +267,12 @@ impl Strictness for ApprovalPolicy {
 impl Strictness for ThreadMode {
     fn narrows(self, current: Self) -> bool {
         self == current || self == Self::Plan
+    }
+}
+
+impl Strictness for RunnerKind {
+    fn narrows(self, current: Self) -> bool {
+        self == current || self == Self::None
     }
 }
 
@@ -465,7 +489,12 @@ impl Settings {
             plan,
             computer_use,
             media,
+            skills,
+            delegation,
+            memory,
+            web,
         } = file;
+        let search_config = super::memory_web::check_web(web.as_ref(), path, text)?;
         let hooks = hooks
             .map(|table| hooks_from_toml(table, path, text))
             .transpose()?;
@@ -615,6 +644,97 @@ impl Settings {
             &mut self.gui,
             &mut self.media,
         );
+        let SkillsTable { enabled, disabled } = skills.unwrap_or_default();
+        let mut skills_on = Some(self.skills.enabled.unwrap_or(true));
+        m.only_off("skills.enabled", &mut skills_on, enabled);
+        if enabled.is_some() {
+            self.skills.enabled = skills_on;
+        }
+        m.add("skills.disabled", &mut self.skills.disabled, disabled);
+
+        let DelegationTable {
+            runner,
+            max_parallel,
+            max_turns,
+            openai,
+        } = delegation.unwrap_or_default();
+        let d = &mut self.delegation;
+        let mut runner_in_effect = d.runner.unwrap_or_default();
+        m.stricter("delegation.runner", &mut runner_in_effect, runner);
+        if runner.is_some() {
+            d.runner = Some(runner_in_effect);
+        }
+        m.lower(
+            "delegation.max_parallel",
+            &mut d.max_parallel,
+            max_parallel,
+            super::DEFAULT_MAX_PARALLEL,
+        );
+        m.lower(
+            "delegation.max_turns",
+            &mut d.max_turns,
+            max_turns,
+            super::DEFAULT_MAX_TURNS,
+        );
+        let OpenAiTable {
+            base_url,
+            model,
+            api_key_env,
+            timeout_seconds,
+        } = openai.unwrap_or_default();
+        let o = d.openai.get_or_insert_with(OpenAiTable::default);
+        m.user_only("delegation.openai.base_url", base_url, |v| {
+            o.base_url = Some(v);
+        });
+        m.user_only("delegation.openai.model", model, |v| o.model = Some(v));
+        m.user_only("delegation.openai.api_key_env", api_key_env, |v| {
+            o.api_key_env = Some(v);
+        });
+        m.lower(
+            "delegation.openai.timeout_seconds",
+            &mut o.timeout_seconds,
+            timeout_seconds,
+            super::DEFAULT_TIMEOUT_SECONDS,
+        );
+
+        let MemoryTable { path: memory_file } = memory.unwrap_or_default();
+        let memory_settings = &mut self.memory;
+        m.user_only("memory.path", memory_file, |file| {
+            memory_settings.path = Some(super::memory_web::memory_path(path, file));
+        });
+        let WebTable {
+            allow_private_addresses,
+            timeout_seconds,
+            user_agent,
+            max_bytes,
+            search,
+        } = web.unwrap_or_default();
+        let mut private = Some(self.web.allow_private_addresses);
+        m.only_off(
+            "web.allow_private_addresses",
+            &mut private,
+            allow_private_addresses,
+        );
+        self.web.allow_private_addresses = private.unwrap_or(false);
+        m.lower(
+            "web.timeout_seconds",
+            &mut self.web.timeout_seconds,
+            timeout_seconds,
+            u32::try_from(kun_web::FetchOptions::default().timeout.as_secs()).unwrap_or(30),
+        );
+        m.lower(
+            "web.max_bytes",
+            &mut self.web.max_bytes,
+            max_bytes,
+            u32::try_from(kun_web::DEFAULT_MAX_BYTES).unwrap_or(u32::MAX),
+        );
+        let web_settings = &mut self.web;
+        m.user_only("web.user_agent", user_agent, |agent| {
+            web_settings.user_agent = Some(agent);
+        });
+        m.user_only("web.search", search, |_| {
+            web_settings.search = search_config;
+        });
 
         if let Some(layer) = hooks {
             m.hooks(&layer, &mut self.hooks);

@@ -2,7 +2,9 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use kun_hooks::{HookEngine, HooksConfig};
-use kun_ports::{ApprovalPolicy, ClientSurface, HookToolCall, HookTurn, SandboxMode, ThreadMode};
+use kun_ports::{
+    ApprovalPolicy, ClientSurface, HookToolCall, HookTurn, SandboxMode, ThreadMode, ToolRole,
+};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -28,10 +30,16 @@ pub fn turn(cwd: &Path) -> HookTurn {
 }
 
 pub fn call(cwd: &Path, tool: &str, arguments: Value) -> HookToolCall {
+    call_as(cwd, tool, ToolRole::General, arguments)
+}
+
+/// A call of a tool that declares `role` (e.g. `write` and `edit` are file editors).
+pub fn call_as(cwd: &Path, tool: &str, role: ToolRole, arguments: Value) -> HookToolCall {
     HookToolCall {
         turn: turn(cwd),
         call_id: "call-42".into(),
         tool_name: tool.into(),
+        role,
         arguments,
     }
 }

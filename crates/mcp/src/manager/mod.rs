@@ -9,7 +9,7 @@ pub use state::McpCatalog;
 use crate::access::ServerAccess;
 use crate::config::{ConfigError, McpServerConfig, SearchSettings};
 use crate::link::ServerLink;
-use crate::naming::{ToolAddress, server_slugs};
+use crate::naming::{NameLimit, ToolAddress, server_slugs};
 use crate::provider::McpProvider;
 use crate::record::{SchemaSanitizer, identity_sanitizer};
 use crate::status::{ServerState, ServerStatus};
@@ -30,6 +30,7 @@ pub struct McpManagerBuilder {
     trust: McpTrust,
     search: SearchSettings,
     sanitizer: SchemaSanitizer,
+    name_limit: NameLimit,
 }
 
 impl fmt::Debug for McpManagerBuilder {
@@ -37,6 +38,7 @@ impl fmt::Debug for McpManagerBuilder {
         f.debug_struct("McpManagerBuilder")
             .field("servers", &self.servers)
             .field("search", &self.search)
+            .field("name_limit", &self.name_limit)
             .finish_non_exhaustive()
     }
 }
@@ -76,6 +78,13 @@ impl McpManagerBuilder {
         self
     }
 
+    /// Keeps every catalog name within `limit` (64 by default; `kun-tools serve` uses 54 so
+    /// that clients adding `mcp__<server>__` stay within what model APIs accept).
+    pub const fn name_limit(mut self, limit: NameLimit) -> Self {
+        self.name_limit = limit;
+        self
+    }
+
     /// Sanitises every tool's input schema with `sanitizer` (identity by default; pass
     /// `kun_builtin_tools::sanitize_schema` so MCP and built-in schemas match).
     pub fn sanitizer(mut self, sanitizer: SchemaSanitizer) -> Self {
@@ -103,7 +112,10 @@ impl McpManagerBuilder {
                 });
             }
         }
-        let slugs = server_slugs(self.servers.iter().map(|c| c.name.as_str()));
+        let slugs = server_slugs(
+            self.servers.iter().map(|c| c.name.as_str()),
+            self.name_limit,
+        );
         let slots: Vec<Arc<ServerSlot>> = self
             .servers
             .into_iter()
@@ -152,7 +164,7 @@ impl McpManagerBuilder {
                 })
             })
             .collect();
-        let shared = Shared::new(self.search, self.sanitizer, slots);
+        let shared = Shared::new(self.search, self.sanitizer, self.name_limit, slots);
         let shutdown = CancellationToken::new();
         let mut tasks = Vec::new();
         let mut readiness = Vec::new();
@@ -238,6 +250,7 @@ impl McpManager {
             trust: McpTrust::default(),
             search: SearchSettings::default(),
             sanitizer: identity_sanitizer(),
+            name_limit: NameLimit::default(),
         }
     }
 

@@ -4,7 +4,7 @@
 use crate::access::ServerAccess;
 use crate::config::{McpServerConfig, SearchSettings};
 use crate::link::ServerLink;
-use crate::naming::NameTable;
+use crate::naming::{NameLimit, NameTable};
 use crate::provider::{GatewayMode, McpProvider};
 use crate::record::{McpToolRecord, SchemaSanitizer, records_for_server};
 use crate::remote::RemoteTool;
@@ -64,6 +64,7 @@ struct CatalogState {
 pub(crate) struct Shared {
     pub search: SearchSettings,
     pub sanitizer: SchemaSanitizer,
+    pub name_limit: NameLimit,
     pub servers: Vec<Arc<ServerSlot>>,
     state: Mutex<CatalogState>,
     tx: watch::Sender<Arc<McpCatalog>>,
@@ -73,6 +74,7 @@ impl Shared {
     pub(crate) fn new(
         search: SearchSettings,
         sanitizer: SchemaSanitizer,
+        name_limit: NameLimit,
         servers: Vec<Arc<ServerSlot>>,
     ) -> Arc<Self> {
         let (tx, _) = watch::channel(Arc::new(McpCatalog {
@@ -84,6 +86,7 @@ impl Shared {
         let shared = Arc::new(Self {
             search,
             sanitizer,
+            name_limit,
             servers,
             state: Mutex::new(CatalogState::default()),
             tx,
@@ -125,10 +128,16 @@ impl Shared {
         let name = &slot.config.name;
         let unchanged = state.tools.get(name).is_some_and(|t| t.remote == remote);
         if !unchanged {
-            let records = records_for_server(name, &slot.slug, remote.clone(), &self.sanitizer)
-                .into_iter()
-                .map(Arc::new)
-                .collect();
+            let records = records_for_server(
+                name,
+                &slot.slug,
+                remote.clone(),
+                &self.sanitizer,
+                self.name_limit,
+            )
+            .into_iter()
+            .map(Arc::new)
+            .collect();
             state
                 .tools
                 .insert(name.clone(), ServerTools { remote, records });

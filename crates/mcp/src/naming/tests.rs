@@ -8,8 +8,12 @@ fn valid(name: &str) -> bool {
 }
 
 fn names_for(server: &str, tools: &[&str]) -> Vec<Option<String>> {
-    let slugs = server_slugs([server]);
-    tool_names(server, &slugs[server], tools)
+    names_within(server, tools, NameLimit::default())
+}
+
+fn names_within(server: &str, tools: &[&str], limit: NameLimit) -> Vec<Option<String>> {
+    let slugs = server_slugs([server], limit);
+    tool_names(server, &slugs[server], tools, limit)
 }
 
 fn one(server: &str, tool: &str) -> String {
@@ -122,7 +126,7 @@ fn server_slugs_are_prefix_free() {
         "查询",
         "服务",
     ];
-    let slugs = server_slugs(configured);
+    let slugs = server_slugs(configured, NameLimit::default());
     assert_eq!(slugs["git"], "git");
     assert_eq!(slugs["github"], "github");
     assert_eq!(slugs["my"], "my");
@@ -144,7 +148,7 @@ fn server_slugs_are_prefix_free() {
     // Input order does not matter.
     let mut reversed = configured;
     reversed.reverse();
-    assert_eq!(server_slugs(reversed), slugs);
+    assert_eq!(server_slugs(reversed, NameLimit::default()), slugs);
 }
 
 #[test]
@@ -160,17 +164,18 @@ fn names_from_different_servers_never_collide() {
         "查询",
         &"z".repeat(90),
     ];
-    let slugs = server_slugs(servers);
+    let limit = NameLimit::default();
+    let slugs = server_slugs(servers, limit);
     let mut table = NameTable::new();
     for server in servers {
-        for name in tool_names(server, &slugs[server], &tools)
+        for name in tool_names(server, &slugs[server], &tools, limit)
             .into_iter()
             .flatten()
         {
             assert!(valid(&name), "{name}");
             let tool = tools
                 .iter()
-                .zip(tool_names(server, &slugs[server], &tools))
+                .zip(tool_names(server, &slugs[server], &tools, limit))
                 .find(|(_, n)| n.as_deref() == Some(name.as_str()))
                 .map(|(t, _)| (*t).to_owned())
                 .unwrap();
@@ -187,7 +192,7 @@ fn names_from_different_servers_never_collide() {
 #[test]
 fn long_server_names_are_shortened() {
     let server = "an-extremely-long-server-name-that-keeps-going-and-going";
-    let slugs = server_slugs([server]);
+    let slugs = server_slugs([server], NameLimit::default());
     let slug = &slugs[server];
     assert!(slug.len() <= MAX_SERVER_SLUG_LEN, "{slug}");
     assert!(slug.starts_with("anextremely"), "{slug}");
@@ -227,4 +232,134 @@ fn reverse_map_is_exact() {
     }
     let names: Vec<&str> = table.iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["mcp_git_log", "mcp_github_list_commits"]);
+}
+
+/// Every cap from the shortest to the longest: names within it, valid, unique across servers
+/// (the reverse map takes every one), and plain names kept whenever they fit.
+#[test]
+fn every_limit_keeps_names_within_it_and_unique() {
+    let servers = [
+        "git",
+        "git_hub",
+        "github",
+        "an-extremely-long-server-name-that-keeps-going",
+        "查询",
+        "a",
+        "a_b",
+    ];
+    let tools = [
+        "log",
+        "hub_log",
+        "Search Issues",
+        "create-issue",
+        "create_issue",
+        "查询",
+        &"x".repeat(60),
+        &"x".repeat(61),
+        "browser_take_screenshot_of_the_current_page_with_annotations",
+    ];
+    for max_len in NameLimit::MIN..=NameLimit::MAX {
+        let limit = NameLimit::new(max_len).unwrap();
+        let slugs = server_slugs(servers, limit);
+        let mut table = NameTable::new();
+        for server in servers {
+            let slug = &slugs[server];
+            assert!(slug.len() <= limit.server_slug_max(), "{max_len}: {slug}");
+            let names = tool_names(server, slug, &tools, limit);
+            for (tool, name) in tools.iter().zip(&names) {
+                let name = name
+                    .as_deref()
+                    .unwrap_or_else(|| panic!("{max_len}: {tool} unnamed"));
+                assert!(name.len() <= max_len, "{max_len}: {name} is {}", name.len());
+                assert!(valid(name), "{max_len}: {name}");
+                let address = ToolAddress {
+                    server: server.to_owned(),
+                    tool: (*tool).to_owned(),
+                };
+                assert!(
+                    table.insert(name.to_owned(), address.clone()),
+                    "{max_len}: {name} twice"
+                );
+                assert_eq!(table.resolve(name), Some(&address));
+            }
+        }
+        assert_eq!(table.len(), servers.len() * tools.len(), "{max_len}");
+    }
+}
+
+/// What a name should be.
+enum Want {
+    /// Exactly this.
+    Exact(&'static str),
+    /// `mcp_<server>_<tool>`, unchanged.
+    Plain,
+    /// Cut and hashed to exactly this length.
+    Hashed(usize),
+}
+
+/// The same tools under the caps front ends use: a name that fits keeps its plain form, a
+/// longer one is cut and hashed to exactly the cap.
+#[test]
+fn names_under_the_serve_cap() {
+    let serve = NameLimit::new(54).unwrap();
+    let api = NameLimit::default();
+    let long = "x".repeat(50);
+    let table = [
+        (
+            "github",
+            "Search Issues",
+            api,
+            Want::Exact("mcp_github_search_issues"),
+        ),
+        (
+            "github",
+            "Search Issues",
+            serve,
+            Want::Exact("mcp_github_search_issues"),
+        ),
+        ("srv", long.as_str(), api, Want::Plain),
+        ("srv", long.as_str(), serve, Want::Hashed(54)),
+        (
+            "playwright",
+            "browser_take_screenshot_of_the_page",
+            serve,
+            Want::Plain,
+        ),
+        (
+            "playwright",
+            "browser_take_screenshot_of_the_whole_page",
+            serve,
+            Want::Hashed(54),
+        ),
+        (
+            "playwright",
+            "browser_take_screenshot_of_the_whole_page",
+            api,
+            Want::Plain,
+        ),
+    ];
+    for (server, tool, limit, want) in table {
+        let name = names_within(server, &[tool], limit)[0].clone().unwrap();
+        match want {
+            Want::Exact(exact) => assert_eq!(name, exact),
+            Want::Plain => assert_eq!(name, format!("mcp_{server}_{tool}")),
+            Want::Hashed(len) => {
+                assert_eq!(name.len(), len, "{name}");
+                assert!(name.starts_with(&format!("mcp_{server}_")), "{name}");
+            }
+        }
+    }
+    let cut = names_within("srv", &[&long], serve)[0].clone().unwrap();
+    assert_eq!(cut, format!("mcp_srv_{}_{}", "x".repeat(39), &cut[48..]));
+}
+
+#[test]
+fn limits_out_of_range_are_refused() {
+    for bad in [0, 10, NameLimit::MIN - 1, NameLimit::MAX + 1, 128] {
+        let err = NameLimit::new(bad).unwrap_err();
+        assert_eq!(err.given, bad);
+        assert!(err.to_string().contains("24 to 64"), "{err}");
+    }
+    assert_eq!(NameLimit::new(24).unwrap().server_slug_max(), 9);
+    assert_eq!(NameLimit::new(54).unwrap().server_slug_max(), 24);
 }

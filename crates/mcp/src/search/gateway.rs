@@ -79,9 +79,10 @@ impl GatewayCatalog {
         })
     }
 
-    /// Whether the turn may use record `i`: its server's access (visibility and trust), then
-    /// the host's own catalog filters (asked through the turn's [`CatalogView`]: provider,
-    /// lists, plan mode, sandbox — never a copy of them here), then the server's state.
+    /// Whether the turn may use record `i`: its server's access (visibility and trust), the
+    /// server's state, then the host's own catalog filters (asked through the turn's
+    /// [`CatalogView`]: provider, lists, plan mode with its configured whitelist, sandbox —
+    /// never a copy of them here, so the gateway offers exactly what a direct listing would).
     ///
     /// [`CatalogView`]: kun_ports::CatalogView
     fn check(&self, i: usize, ctx: &ToolContext<'_>) -> Result<(), Unusable> {
@@ -96,17 +97,19 @@ impl GatewayCatalog {
         ) {
             return Err(Unusable::Access(denied));
         }
-        if let Err(refusal) = ctx.turn.catalog.visible(&record.name) {
-            return Err(Unusable::Filtered(not_visible(&refusal)));
-        }
-        let usable = server
+        // Before the filters: a server that is down makes its provider unavailable, and the
+        // model should hear "not connected", not "blocked".
+        let connected = server
             .status
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .state
             .is_connected();
-        if !usable {
+        if !connected {
             return Err(Unusable::Filtered("its server is not connected right now"));
+        }
+        if let Err(refusal) = ctx.turn.catalog.visible(&record.name) {
+            return Err(Unusable::Filtered(not_visible(&refusal)));
         }
         Ok(())
     }

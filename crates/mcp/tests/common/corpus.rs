@@ -23,6 +23,13 @@ pub fn corpus_servers() -> Vec<(String, Vec<RemoteTool>)> {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
+    // The corpus is the test: an emptied fixture directory must fail, not pass vacuously.
+    assert!(
+        files.len() >= 10,
+        "the MCP corpus has only {} files in {}",
+        files.len(),
+        fixtures().join("corpus").display()
+    );
     files
         .into_iter()
         .map(|path| {
@@ -37,7 +44,8 @@ pub fn corpus_servers() -> Vec<(String, Vec<RemoteTool>)> {
                     RemoteTool::from_json(t.clone())
                         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
                 })
-                .collect();
+                .collect::<Vec<RemoteTool>>();
+            assert!(!tools.is_empty(), "{}: no tools", path.display());
             (server, tools)
         })
         .collect()
@@ -61,6 +69,10 @@ pub fn queries() -> Vec<QueryCase> {
         &std::fs::read_to_string(fixtures().join("search_queries.json")).unwrap(),
     )
     .unwrap();
+    assert!(
+        value.as_array().is_some_and(|cases| !cases.is_empty()),
+        "search_queries.json has no queries"
+    );
     value
         .as_array()
         .unwrap()

@@ -42,6 +42,7 @@ pub fn approval_request(n: u32, tool_name: &str, scope: Option<&str>) -> Approva
             Some(scope) => GrantKey::scoped(tool_name, scope),
             None => GrantKey::tool(tool_name),
         },
+        delegated_agent: None,
     }
 }
 

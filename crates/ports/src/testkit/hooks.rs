@@ -16,7 +16,7 @@
 
 use crate::{
     ApprovalPolicy, ClientSurface, HookPhase, HookRunner, HookToolCall, HookTurn, HookTurnEvent,
-    PreToolDecision, SandboxMode, ThreadMode, ToolResult,
+    PreToolDecision, SandboxMode, ThreadMode, ToolResult, ToolRole,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -85,6 +85,7 @@ where
         turn: turn(workspace.path()),
         call_id: "call-1".into(),
         tool_name: "bash".into(),
+        role: ToolRole::General,
         arguments: original_arguments(),
     };
 

@@ -150,6 +150,7 @@ pub(crate) async fn request(
         arguments: arguments.clone(),
         reason,
         grant_key: grant_key(tool, arguments),
+        delegated_agent: None,
     };
     let decision = tokio::select! {
         biased;

@@ -4,13 +4,10 @@ use super::Host;
 use kun_ports::{
     AbortStage, ErrorCode, HostError, PathAccess, PromptRule, ProviderKind, SandboxBlock,
     SandboxMode, SandboxVerdict, ToolDescriptor, ToolHostContext, ToolKind, ToolPolicy, ToolResult,
-    prompt_rule,
+    ToolRole, prompt_rule,
 };
 use serde_json::{Map, Value};
 use std::ops::ControlFlow;
-
-/// The tool exempt from the plan-mode write block: it writes only the reserved plan file.
-pub(crate) const CREATE_PLAN: &str = "create_plan";
 
 /// What the sandbox lets a call do, once it is not blocked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,13 +51,18 @@ pub(crate) fn refuse_never_policy(tool: &ToolDescriptor) -> Result<(), HostError
     }
 }
 
-/// Step 8: a planning turn runs no file mutation except `create_plan`.
+/// Step 8: a planning turn runs no file mutation except a [`ToolRole::PlanWriter`]'s
+/// (`create_plan`: it writes only the reserved plan file). The role is the tool's own
+/// declaration, never its name.
 pub(crate) fn plan_mode_block(
     tool: &ToolDescriptor,
     ctx: &ToolHostContext,
 ) -> ControlFlow<ToolResult> {
     let spec = tool.spec();
-    if ctx.is_plan_context() && spec.kind == ToolKind::FileChange && spec.name != CREATE_PLAN {
+    if ctx.is_plan_context()
+        && spec.kind == ToolKind::FileChange
+        && spec.role != ToolRole::PlanWriter
+    {
         return ControlFlow::Break(ToolResult::failure(
             ErrorCode::PlanModeWriteBlocked,
             format!(

@@ -70,6 +70,7 @@ pub(crate) async fn pre_tool_use(
         turn: hook_turn(ctx),
         call_id: call_id.to_owned(),
         tool_name: tool.name().to_owned(),
+        role: tool.spec().role,
         arguments,
     };
     let outcome = match runner.pre_tool_use(&call).await {
@@ -113,6 +114,7 @@ pub(crate) async fn pre_tool_use(
 pub(crate) async fn post_tool_use(
     hooks: &HookSet,
     ctx: &ToolHostContext,
+    tool: &ToolDescriptor,
     operation: &OperationKey,
     after: &mut AfterRun,
     result: ToolResult,
@@ -123,6 +125,7 @@ pub(crate) async fn post_tool_use(
     run_post(
         runner,
         ctx,
+        tool,
         operation,
         after.arguments.as_ref(),
         result,
@@ -134,6 +137,7 @@ pub(crate) async fn post_tool_use(
 async fn run_post(
     runner: &Arc<dyn HookRunner>,
     ctx: &ToolHostContext,
+    tool: &ToolDescriptor,
     operation: &OperationKey,
     arguments: Option<&Value>,
     result: ToolResult,
@@ -143,6 +147,7 @@ async fn run_post(
         turn: hook_turn(ctx),
         call_id: operation.call_id.clone(),
         tool_name: operation.tool_name.clone(),
+        role: tool.spec().role,
         arguments: arguments.cloned().unwrap_or(Value::Null),
     };
     match runner.post_tool_use(&call, result).await {

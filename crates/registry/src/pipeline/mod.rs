@@ -260,7 +260,8 @@ impl Host {
             self.run_tool(&turn, tool, arguments, &operation, ctx)
                 .await?
         ); // 15
-        let result = hooks::post_tool_use(&turn.hooks, ctx, &operation, &mut after, result).await; // 16
+        let result =
+            hooks::post_tool_use(&turn.hooks, ctx, tool, &operation, &mut after, result).await; // 16
         let result = finish::normalize_rate_limit(tool, result); // 17
         let result = finish::attach_context(result, after.context);
         self.record_read(tool, after.arguments.as_ref(), &result, ctx); // 18

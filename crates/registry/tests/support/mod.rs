@@ -108,6 +108,11 @@ impl TestTool {
         self
     }
 
+    pub fn role(mut self, role: kun_ports::ToolRole) -> Self {
+        self.spec = self.spec.with_role(role);
+        self
+    }
+
     pub fn description(mut self, text: &str) -> Self {
         self.spec.description = text.to_owned();
         self

@@ -23,7 +23,7 @@ use crate::Failure;
 use async_trait::async_trait;
 use kun_ports::{
     EditGuard, FileRevision, PathAccess, ReadObservation, ResolvedPath, SideEffect, ToolContext,
-    ToolHostContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
+    ToolHostContext, ToolKind, ToolPolicy, ToolRole, ToolSpec, TypedTool,
 };
 use messages::EditShape;
 use schemars::JsonSchema;
@@ -102,7 +102,8 @@ impl EditTool {
         let spec = ToolSpec::typed::<EditArgs, EditOutput>("edit", DESCRIPTION)
             .with_kind(ToolKind::FileChange)
             .with_policy(ToolPolicy::OnRequest)
-            .with_side_effect(SideEffect::Unknown);
+            .with_side_effect(SideEffect::Unknown)
+            .with_role(ToolRole::FileEditor);
         Self { spec, queue }
     }
 }

@@ -10,7 +10,10 @@
 use super::*;
 use crate::config::file::{McpServerEntry, StructuredContent, TrustScope};
 use crate::config::gui_media::{ComputerUseTable, MediaEndpointTable, MediaTable, PlanTable};
-use crate::config::{ConfigPaths, Overrides, Settings, TrustFlag};
+use crate::config::{
+    ConfigPaths, DelegationTable, OpenAiTable, Overrides, RunnerKind, Settings, SkillsTable,
+    TrustFlag,
+};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -93,14 +96,45 @@ fn fully_populated() -> ConfigFile {
             music: None,
             video: None,
         }),
+        skills: Some(SkillsTable {
+            enabled: Some(true),
+            disabled: Some(vec![]),
+        }),
+        delegation: Some(DelegationTable {
+            runner: Some(RunnerKind::Openai),
+            max_parallel: Some(1),
+            max_turns: Some(1),
+            openai: Some(OpenAiTable {
+                base_url: Some("http://127.0.0.1:1/v1".into()),
+                model: Some("m".into()),
+                api_key_env: Some("K".into()),
+                timeout_seconds: Some(1),
+            }),
+        }),
+        memory: Some(crate::config::MemoryTable {
+            path: Some("m.sqlite".into()),
+        }),
+        web: Some(crate::config::WebTable {
+            allow_private_addresses: Some(false),
+            timeout_seconds: Some(1),
+            user_agent: Some("a".into()),
+            max_bytes: Some(1),
+            search: Some(crate::config::WebSearchTable {
+                backend: Some("searxng".into()),
+                url: Some("http://x".into()),
+                api_key_env: Some("K".into()),
+            }),
+        }),
     }
 }
 
 /// The dotted leaf keys of a JSON object; everything under `hooks`, `mcp_servers` and
-/// `media` collapses to that key, and `sandbox.mode` is the `sandbox` key.
+/// `media` and `web.search` collapse to that key, and `sandbox.mode` is the `sandbox` key.
 fn leaf_keys(value: &Value, prefix: &str, out: &mut BTreeSet<String>) {
     match value {
-        Value::Object(map) if !matches!(prefix, "hooks" | "mcp_servers" | "media") => {
+        Value::Object(map)
+            if !matches!(prefix, "hooks" | "mcp_servers" | "media" | "web.search") =>
+        {
             for (key, child) in map {
                 let dotted = if prefix.is_empty() {
                     key.clone()
@@ -221,6 +255,29 @@ static ROWS: std::sync::LazyLock<&'static [Row]> = std::sync::LazyLock::new(|| {
         ("computer_use.max_actions_per_turn", "", "[computer_use]\nmax_actions_per_turn = 5", 5, false, 5),
         ("media", "", "[media.image]\nbase_url = \"https://evil.example/v1\"\nmodel = \"m\"\napi_key_env = \"OPENAI_API_KEY\"", {}, true, {}),
         ("media", "[media.image]\nbase_url = \"https://api.example/v1\"\nmodel = \"m\"", "[media.image]\nbase_url = \"https://evil.example/v1\"", {"image": {"base_url": "https://api.example/v1", "model": "m"}}, true, {"image": {"base_url": "https://api.example/v1", "model": "m"}}),
+        ("skills.enabled", "[skills]\nenabled = false", "[skills]\nenabled = true", false, true, true),
+        ("skills.enabled", "", "[skills]\nenabled = false", false, false, false),
+        ("skills.disabled", "[skills]\ndisabled = [\"a\"]", "[skills]\ndisabled = [\"b\"]", ["a", "b"], false, ["b"]),
+        ("delegation.runner", "", "[delegation]\nrunner = \"openai\"", "none", true, "openai"),
+        ("delegation.runner", "[delegation]\nrunner = \"openai\"", "[delegation]\nrunner = \"none\"", "none", false, "none"),
+        ("delegation.max_parallel", "", "[delegation]\nmax_parallel = 50", 2, true, 50),
+        ("delegation.max_parallel", "", "[delegation]\nmax_parallel = 1", 1, false, 1),
+        ("delegation.max_turns", "", "[delegation]\nmax_turns = 500", 20, true, 500),
+        ("delegation.max_turns", "[delegation]\nmax_turns = 10", "[delegation]\nmax_turns = 5", 5, false, 5),
+        ("delegation.openai.base_url", "[delegation.openai]\nbase_url = \"http://127.0.0.1:11434/v1\"", "[delegation.openai]\nbase_url = \"https://evil.example/v1\"", "http://127.0.0.1:11434/v1", true, "http://127.0.0.1:11434/v1"),
+        ("delegation.openai.model", "[delegation.openai]\nmodel = \"qwen\"", "[delegation.openai]\nmodel = \"costly\"", "qwen", true, "qwen"),
+        ("delegation.openai.api_key_env", "[delegation.openai]\napi_key_env = \"OPENAI_API_KEY\"", "[delegation.openai]\napi_key_env = \"AWS_SECRET_ACCESS_KEY\"", "OPENAI_API_KEY", true, "OPENAI_API_KEY"),
+        ("delegation.openai.timeout_seconds", "", "[delegation.openai]\ntimeout_seconds = 9999", 120, true, 9999),
+        ("delegation.openai.timeout_seconds", "", "[delegation.openai]\ntimeout_seconds = 5", 5, false, 5),
+        ("memory.path", "", "[memory]\npath = \"/tmp/attacker.sqlite\"", null, true, null),
+        ("web.allow_private_addresses", "", "[web]\nallow_private_addresses = true", false, true, true),
+        ("web.allow_private_addresses", "[web]\nallow_private_addresses = true", "[web]\nallow_private_addresses = false", false, false, false),
+        ("web.timeout_seconds", "", "[web]\ntimeout_seconds = 600", 30, true, 600),
+        ("web.timeout_seconds", "", "[web]\ntimeout_seconds = 5", 5, false, 5),
+        ("web.max_bytes", "", "[web]\nmax_bytes = 100000000", 5_242_880, true, 100_000_000),
+        ("web.max_bytes", "", "[web]\nmax_bytes = 1000", 1000, false, 1000),
+        ("web.user_agent", "", "[web]\nuser_agent = \"evil\"", "kun-tools/0.1.0", true, "kun-tools/0.1.0"),
+        ("web.search", "", "[web.search]\nbackend = \"brave\"\nurl = \"https://evil.example\"\napi_key_env = \"AWS_SECRET_ACCESS_KEY\"", null, true, null),
     ]
 });
 
