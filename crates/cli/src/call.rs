@@ -10,7 +10,10 @@ use crate::cli::CallArgs;
 use crate::setup;
 use kun_approval::{Gate, TerminalApprover};
 use kun_composition::{AssembleOptions, Assembly, LedgerChoice};
-use kun_ports::{ApprovalGate, ContentBlock, HostError, ToolCall, ToolHost, ToolResult};
+use kun_gui::TerminalUserInput;
+use kun_ports::{
+    ApprovalGate, ContentBlock, HostError, ToolCall, ToolHost, ToolResult, UserInputChannel,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::io::BufRead;
@@ -35,6 +38,7 @@ pub async fn run(args: CallArgs) -> Outcome {
         .or_else(|| default_ledger(&args.common.workspace));
     let options = AssembleOptions {
         ledger: ledger.map_or(LedgerChoice::InMemory, LedgerChoice::Journal),
+        thread_state: setup::thread_state(None),
         ..AssembleOptions::default()
     };
     let assembly = match setup::assemble(&args.common, options) {
@@ -62,9 +66,10 @@ pub async fn run(args: CallArgs) -> Outcome {
 async fn run_calls(assembly: &Assembly, args: &CallArgs) -> Outcome {
     let reads_stdin = args.script.as_deref() == Some(Path::new("-"));
     let approver = approver(args, reads_stdin);
+    let asker = asker(reads_stdin);
     let run_id = run_id();
     match &args.script {
-        Some(script) => run_script(assembly, args, approver, script, &run_id).await,
+        Some(script) => run_script(assembly, args, approver, asker, script, &run_id).await,
         None => {
             let (Some(tool), Some(arguments)) = (&args.tool, &args.arguments) else {
                 eprintln!("kun-tools: call needs TOOL and ARGS_JSON, or --script FILE");
@@ -86,7 +91,16 @@ async fn run_calls(assembly: &Assembly, args: &CallArgs) -> Outcome {
                 .clone()
                 .unwrap_or_else(|| format!("call-{run_id}"));
             let call = ToolCall::new(call_id, tool.clone(), arguments);
-            match execute(assembly, &args.thread, &turn, call, &approver).await {
+            match execute(
+                assembly,
+                &args.thread,
+                &turn,
+                call,
+                &approver,
+                asker.as_ref(),
+            )
+            .await
+            {
                 Ok(result) => {
                     if args.text {
                         println!("{}", model_view(&result));
@@ -110,11 +124,15 @@ async fn execute(
     turn: &str,
     call: ToolCall,
     approver: &Arc<dyn ApprovalGate>,
+    asker: Option<&Arc<dyn UserInputChannel>>,
 ) -> Result<ToolResult, HostError> {
-    let ctx = assembly
+    let mut ctx = assembly
         .context(thread, turn)
-        .approver(Arc::clone(approver))
-        .build();
+        .approver(Arc::clone(approver));
+    if let Some(asker) = asker {
+        ctx = ctx.user_input(Arc::clone(asker));
+    }
+    let ctx = ctx.build();
     assembly.host.execute(call, &ctx).await
 }
 
@@ -146,6 +164,7 @@ async fn run_script(
     assembly: &Assembly,
     args: &CallArgs,
     approver: Arc<dyn ApprovalGate>,
+    asker: Option<Arc<dyn UserInputChannel>>,
     script: &Path,
     run_id: &str,
 ) -> Outcome {
@@ -180,7 +199,16 @@ async fn run_script(
         let call_id = line.call_id.unwrap_or_else(|| format!("call-{number}"));
         let tool = line.tool.clone();
         let call = ToolCall::new(call_id, line.tool, line.arguments);
-        match execute(assembly, &args.thread, &turn, call, &approver).await {
+        match execute(
+            assembly,
+            &args.thread,
+            &turn,
+            call,
+            &approver,
+            asker.as_ref(),
+        )
+        .await
+        {
             Ok(result) if args.text => {
                 let error = if result.is_error { " (error)" } else { "" };
                 println!("=== line {number}: {tool}{error} ===");
@@ -220,6 +248,15 @@ fn approver(args: &CallArgs, stdin_taken: bool) -> Arc<dyn ApprovalGate> {
     Arc::new(Gate::deny_all(
         "nobody can be asked: stdin is not a terminal; pass --yes or --no",
     ))
+}
+
+/// Who answers `user_input`: the person at the terminal, when stdin and stderr are one and
+/// stdin is not the script; nobody otherwise (the tools then say input is not available).
+fn asker(stdin_taken: bool) -> Option<Arc<dyn UserInputChannel>> {
+    if stdin_taken {
+        return None;
+    }
+    TerminalUserInput::stdio_if_terminal().map(|t| Arc::new(t) as Arc<dyn UserInputChannel>)
 }
 
 /// A short id unique to this process run.

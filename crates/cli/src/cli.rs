@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use kun_composition::config::ApprovalFallback;
-use kun_ports::{ApprovalPolicy, MemoryScope, SandboxMode, ThreadMode};
+use kun_ports::{ApprovalPolicy, ClientSurface, MemoryScope, SandboxMode, ThreadMode};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -76,6 +76,9 @@ pub struct Common {
     /// Never these tools (comma-separated).
     #[arg(long, value_name = "a,b", value_delimiter = ',')]
     pub deny_tools: Option<Vec<String>>,
+    /// The client surface: cli | gui | api (goal and todo tools are listed for gui only).
+    #[arg(long, value_name = "SURFACE", value_parser = parse_mode::<ClientSurface>)]
+    pub surface: Option<ClientSurface>,
     /// Trust the workspace for this run: its .kun/config.toml and .mcp.json apply as the
     /// user's own, its hooks run and its MCP servers start (`kun-tools trust DIR` to keep it).
     #[arg(long)]
@@ -145,6 +148,10 @@ pub struct ServeArgs {
     /// KUN_TOKEN is set, in which case every request must carry `Authorization: Bearer <token>`.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
+    /// The thread whose goals and todos the sessions share (default: one per workspace, the
+    /// same across restarts).
+    #[arg(long, value_name = "ID")]
+    pub thread: Option<String>,
 }
 
 /// `kun-tools skills`.
@@ -213,6 +220,7 @@ impl DoctorArgs {
             mode: self.mode,
             allow_tools: None,
             deny_tools: None,
+            surface: None,
             trust_workspace: self.trust_workspace,
         }
     }

@@ -15,6 +15,7 @@ use crate::cli::DoctorArgs;
 use crate::setup;
 use kun_composition::config::trust::trust_command;
 use kun_composition::{AssembleOptions, Assembly, ConfigError, Settings, Source};
+use kun_ports::ProviderKind;
 use kun_registry::fingerprint_catalog;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -103,23 +104,37 @@ fn report(
         "effective": effective,
     });
     if let Some(assembly) = assembly {
+        let ctx = assembly.context("doctor", "doctor").build();
+        let catalog = assembly.registry.list_tools(&ctx);
         let providers: Vec<Value> = assembly
             .registry
             .diagnostics()
             .into_iter()
             .map(|p| {
-                json!({
+                let listed = catalog
+                    .iter()
+                    .filter(|tool| *tool.provider_id == *p.id)
+                    .count();
+                let mut entry = json!({
                     "id": p.id,
                     "kind": p.kind,
                     "enabled": p.policy.enabled,
                     "available": p.policy.available,
                     "reason": p.policy.reason,
                     "tool_count": p.tool_count,
-                })
+                    "listed": listed,
+                });
+                if p.policy.enabled
+                    && p.policy.available
+                    && listed < p.tool_count
+                    && let Some(why) = not_listed_why(&p.id, p.kind, &assembly.settings)
+                {
+                    entry["not_listed"] = json!(why);
+                }
+                entry
             })
             .collect();
-        let ctx = assembly.context("doctor", "doctor").build();
-        let fingerprint = fingerprint_catalog(&assembly.registry.list_tools(&ctx));
+        let fingerprint = fingerprint_catalog(&catalog);
         report["providers"] = json!(providers);
         report["catalog"] =
             json!({"tools": fingerprint.tool_count, "fingerprint": fingerprint.fingerprint});
@@ -368,9 +383,13 @@ fn text(report: &Value) -> String {
                 .as_str()
                 .map(|r| format!(": {r}"))
                 .unwrap_or_default();
+            let hidden = p["not_listed"]
+                .as_str()
+                .map(|why| format!(", {} listed here: {why}", p["listed"]))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "  {} [{}]: {state}, {} tools{reason}",
+                "  {} [{}]: {state}, {} tools{reason}{hidden}",
                 str_of(&p["id"]),
                 str_of(&p["kind"]),
                 p["tool_count"]
@@ -502,5 +521,19 @@ fn describe_source(source: &Value) -> String {
         ("mcp_json", Some(path)) => path.to_owned(),
         ("command_line", _) => "command line".to_owned(),
         _ => "default".to_owned(),
+    }
+}
+
+/// Why a ready provider's tools are missing from this context's catalog, for the providers
+/// that are listed only in some contexts (GUI surface, plan mode).
+fn not_listed_why(id: &str, kind: ProviderKind, settings: &Settings) -> Option<String> {
+    match (id, kind) {
+        (_, ProviderKind::Gui) => Some(format!(
+            "goal and todo tools are listed for the GUI client surface only (client_surface = \
+             \"gui\" or --surface gui; here \"{}\")",
+            settings.gui.client_surface
+        )),
+        ("plan", _) => Some("create_plan is listed in plan mode only (--mode plan)".to_owned()),
+        _ => None,
     }
 }

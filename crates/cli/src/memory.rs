@@ -36,6 +36,7 @@ async fn execute(args: MemoryArgs) -> Result<Outcome, String> {
         allow_tools: None,
         deny_tools: None,
         trust_workspace: false,
+        surface: None,
     };
     let loaded = setup::load(&common, None)?;
     let path = loaded.settings.memory.file().ok_or(

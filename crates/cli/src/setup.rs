@@ -2,8 +2,10 @@
 
 use crate::cli::Common;
 use kun_composition::config::{ApprovalFallback, TrustFlag};
-use kun_composition::{AssembleOptions, Assembly, ConfigPaths, Overrides, Settings};
-use std::path::PathBuf;
+use kun_composition::{
+    AssembleOptions, Assembly, ConfigPaths, Overrides, Settings, ThreadStateChoice,
+};
+use std::path::{Path, PathBuf};
 
 /// The log filter when `RUST_LOG` is not set: warnings, except rmcp's. rmcp logs every
 /// JSON-RPC error it answers (`-32601` for a client probing `prompts/list`, `-32602`, a
@@ -58,6 +60,7 @@ pub fn sources(common: &Common, fallback: Option<ApprovalFallback>) -> Result<So
         } else {
             TrustFlag::AsConfigured
         },
+        client_surface: common.surface,
     };
     let paths = ConfigPaths::standard(&workspace, common.config.clone());
     Ok(Sources { paths, overrides })
@@ -102,4 +105,23 @@ pub fn report_ignored<'a>(
 pub fn assemble(common: &Common, options: AssembleOptions) -> Result<Assembly, String> {
     let loaded = load(common, None)?;
     kun_composition::assemble(loaded.settings, options).map_err(|err| err.to_string())
+}
+
+/// Goals and todos in a file per thread under the user state directory (in memory when there
+/// is no home); with `pinned`, every session uses that thread id.
+#[must_use]
+pub fn thread_state(pinned: Option<String>) -> ThreadStateChoice {
+    match kun_gui::default_thread_state_dir() {
+        Some(dir) => ThreadStateChoice::Files { dir, pinned },
+        None => ThreadStateChoice::InMemory,
+    }
+}
+
+/// `ws-` and 16 hex digits of the workspace's canonical path: `serve`'s thread for goals and
+/// todos when `--thread` is not given, the same across restarts.
+#[must_use]
+pub fn workspace_thread(workspace: &Path) -> String {
+    let canonical = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let digest = blake3::hash(canonical.to_string_lossy().as_bytes());
+    format!("ws-{}", &digest.to_hex()[..16])
 }

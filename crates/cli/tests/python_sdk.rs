@@ -17,24 +17,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use support::Env;
 
-/// The venv's python when it can import `mcp`; `None` (skip) outside CI.
 fn python() -> Option<PathBuf> {
-    let python = support::repo_root().join("target/ci-venv/bin/python");
-    let importable = Command::new(&python)
-        .args(["-c", "import mcp.client.session"])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if importable {
-        return Some(python);
-    }
-    let why = format!(
-        "{} cannot import the `mcp` package; run .ci/run (or `target/ci-venv/bin/pip install \
-         -r .ci/requirements-python.txt`)",
-        python.display()
-    );
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-    eprintln!("skipping the Python SDK test: {why}");
-    None
+    support::sdk_python()
 }
 
 fn script() -> PathBuf {

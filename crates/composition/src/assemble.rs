@@ -2,6 +2,7 @@
 
 use crate::agents;
 use crate::config::{ConfigError, Settings};
+use crate::gui_media::{GuiMediaKept, ThreadStateChoice};
 use crate::{ChildRegistry, ChildRegistryBuilder};
 use kun_builtin_tools::{BuiltinOptions, BuiltinProvider, OutputLimits};
 use kun_hooks::{BuiltinHook, HookEngine};
@@ -45,6 +46,10 @@ pub struct AssembleOptions {
     /// `PATH`, then Landlock). The tier found decides both how the command tools run and the
     /// sandbox's verdicts: a command runs without a prompt only when that tier confines it.
     pub probe: ProbeOptions,
+    /// Where goals and todos are kept.
+    pub thread_state: ThreadStateChoice,
+    /// Where generated media and screenshots go (default: the user data directory).
+    pub artifacts_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for AssembleOptions {
@@ -53,6 +58,8 @@ impl std::fmt::Debug for AssembleOptions {
             .field("ledger", &self.ledger)
             .field("im_bridge", &self.im_bridge.is_some())
             .field("probe", &self.probe)
+            .field("thread_state", &self.thread_state)
+            .field("artifacts_dir", &self.artifacts_dir)
             .finish()
     }
 }
@@ -108,6 +115,7 @@ struct Kept {
     read_tracker: Arc<dyn ReadTracker>,
     im_bridge: Option<Arc<dyn ImBridge>>,
     builtin: Arc<BuiltinProvider>,
+    gui_media: GuiMediaKept,
 }
 
 impl std::fmt::Debug for Assembly {
@@ -139,6 +147,7 @@ pub fn assemble(settings: Settings, options: AssembleOptions) -> Result<Assembly
         read_tracker,
         im_bridge: options.im_bridge,
         builtin,
+        gui_media: GuiMediaKept::new(&options.thread_state, options.artifacts_dir),
     };
     wire(settings, capabilities, kept)
 }
@@ -215,6 +224,10 @@ fn wire(
     child.add(Arc::clone(&memory));
     child.add(Arc::clone(&web));
     child.add(Arc::clone(&web_search));
+    let gui_media = crate::gui_media::providers(&settings, &kept.gui_media);
+    for media in gui_media.media {
+        child.add(media);
+    }
     let child_registry = ChildRegistry::with_providers(filters.clone(), child)?;
     let hooks: Arc<HookEngine> = Arc::new(
         HookEngine::builder()
@@ -239,7 +252,7 @@ fn wire(
         runner,
         child_host.clone(),
     );
-    let main_providers: Vec<Arc<dyn ToolProvider>> = vec![
+    let mut main_providers: Vec<Arc<dyn ToolProvider>> = vec![
         kept.builtin.clone(),
         skills.clone(),
         delegation.clone(),
@@ -247,6 +260,7 @@ fn wire(
         web,
         web_search,
     ];
+    main_providers.extend(gui_media.main);
     // Lists may name the skills and delegation tools even while their provider is off.
     let registered = main_providers
         .iter()
@@ -316,6 +330,7 @@ impl Assembly {
             .sandbox(s.sandbox)
             .approval(s.approval)
             .mode(s.mode)
+            .surface(s.gui.client_surface)
             .lists(lists)
     }
 

@@ -19,6 +19,7 @@ mod agents;
 mod assemble;
 mod child;
 pub mod config;
+pub mod gui_media;
 mod lists;
 mod mcp;
 mod memory_web;
@@ -28,6 +29,7 @@ pub use assemble::{AssembleError, AssembleOptions, Assembly, LedgerChoice, assem
 pub use agents::{RunnerState, workspace_standing};
 pub use child::{ChildRegistry, ChildRegistryBuilder};
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
+pub use gui_media::{ThreadStateChoice, default_artifact_dir};
 pub use mcp::{
     McpAttachment, attach_mcp, mcp_name_limit, search_settings, server_config, server_configs,
 };

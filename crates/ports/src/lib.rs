@@ -12,7 +12,8 @@
 //! * Ports: [`ToolHost`], [`ToolProvider`], [`Tool`], [`ApprovalGate`], [`HookRunner`],
 //!   [`SandboxPolicy`], [`CommandConfinement`], [`OperationLedger`], [`ReadTracker`],
 //!   [`ArtifactStore`], [`MemoryStore`], [`ChildAgentRunner`], [`UserInputChannel`],
-//!   [`ImBridge`], [`ComputerBackend`], [`WebSearchBackend`], [`MediaBackend`].
+//!   [`ImBridge`], [`ComputerBackend`], [`WebSearchBackend`], [`MediaBackend`],
+//!   [`ThreadState`].
 //! * With feature `testkit`: a contract-test suite per port (module `testkit`) and `mockall`
 //!   mocks (`MockToolHost`, `MockApprovalGate`, …).
 //!
@@ -47,6 +48,7 @@ mod read_tracker;
 mod result;
 mod sandbox;
 mod schema;
+mod thread_state;
 mod tool;
 mod tool_names;
 mod typed;
@@ -75,6 +77,7 @@ pub use read_tracker::*;
 pub use result::*;
 pub use sandbox::*;
 pub use schema::{output_schema_for, sanitize_schema, schema_for};
+pub use thread_state::*;
 pub use tool::*;
 pub use tool_names::*;
 pub use typed::*;

@@ -66,11 +66,15 @@ pub enum ErrorCode {
     WebTooManyRedirects,
     /// A delegated child agent used up its turns.
     DelegationMaxTurns,
+    /// The person cannot be asked in this client context (no terminal, no elicitation).
+    UserInputUnavailable,
+    /// A per-turn action budget (`computer_use`) is used up.
+    ActionBudgetExhausted,
 }
 
 impl ErrorCode {
     /// Every code.
-    pub const ALL: [Self; 26] = [
+    pub const ALL: [Self; 28] = [
         Self::SandboxReadOnly,
         Self::SandboxWriteBlocked,
         Self::SandboxCommandBlocked,
@@ -97,6 +101,8 @@ impl ErrorCode {
         Self::WebSchemeBlocked,
         Self::WebTooManyRedirects,
         Self::DelegationMaxTurns,
+        Self::UserInputUnavailable,
+        Self::ActionBudgetExhausted,
     ];
 
     /// The snake_case wire name.
@@ -129,6 +135,8 @@ impl ErrorCode {
             Self::WebSchemeBlocked => "web_scheme_blocked",
             Self::WebTooManyRedirects => "web_too_many_redirects",
             Self::DelegationMaxTurns => "delegation_max_turns",
+            Self::UserInputUnavailable => "user_input_unavailable",
+            Self::ActionBudgetExhausted => "action_budget_exhausted",
         }
     }
 }
@@ -337,7 +345,10 @@ fn render_failure(map: &Map<String, Value>) -> String {
         if key == "code" || key == "error" || value.is_null() {
             continue;
         }
-        if value.as_str().is_some_and(|detail| message.contains(detail)) {
+        if value
+            .as_str()
+            .is_some_and(|detail| message.contains(detail))
+        {
             continue;
         }
         text.push('\n');

@@ -12,9 +12,9 @@
 //! a rendering for the model, and a blanket `impl Tool` that does the JSON around them.
 
 use crate::{
-    AbortSignal, CommandApproval, CommandRunner, HostError, PathAccess, PathError, ProviderKind,
-    ProviderPolicy, ResolvedPath, SandboxMode, SandboxPolicy, SideEffect, ToolHostContext,
-    ToolKind, ToolPolicy, ToolResult,
+    AbortSignal, CommandApproval, CommandRunner, HostError, PathAccess, PathError, PlanContext,
+    ProviderKind, ProviderPolicy, ResolvedPath, SandboxMode, SandboxPolicy, SideEffect, ThreadMode,
+    ToolHostContext, ToolKind, ToolPolicy, ToolResult, UserInputChannel,
 };
 use async_trait::async_trait;
 use serde::ser::SerializeStruct;
@@ -210,7 +210,9 @@ impl CatalogView for OpenCatalog {
 }
 
 /// What a running tool knows of its turn: the thread, the workspace roots, the sandbox mode,
-/// the abort signal and a view of the catalog. Nothing else: no approver, no lists.
+/// the thread mode and plan context (for `create_plan`), the abort signal, a view of the
+/// catalog, and the channel to the person (for `user_input`). Nothing else: no approver, no
+/// lists.
 #[derive(Clone, Copy)]
 pub struct ToolTurn<'a> {
     /// The conversation thread.
@@ -221,10 +223,16 @@ pub struct ToolTurn<'a> {
     pub workspace_roots: &'a [PathBuf],
     /// Gate one's mode for this turn.
     pub sandbox: SandboxMode,
+    /// Agent or plan.
+    pub mode: ThreadMode,
+    /// The plan being made, when the turn has a plan context.
+    pub plan: Option<&'a PlanContext>,
     /// Fires when the turn is aborted.
     pub abort: &'a AbortSignal,
     /// Which tools this turn may call (for gateways).
     pub catalog: &'a dyn CatalogView,
+    /// Who answers questions to the person, when anyone can.
+    pub user_input: Option<&'a dyn UserInputChannel>,
     /// The turn's lists and approval, for the few tools that act on them (see [`TurnScope`]).
     pub scope: TurnScope<'a>,
 }
@@ -288,8 +296,11 @@ impl<'a> ToolTurn<'a> {
             turn_id: &ctx.turn_id,
             workspace_roots: &ctx.workspace_roots,
             sandbox: ctx.sandbox,
+            mode: ctx.thread_mode,
+            plan: ctx.plan.as_ref(),
             abort: &ctx.abort,
             catalog,
+            user_input: ctx.user_input.as_deref(),
             scope: TurnScope::of(ctx),
         }
     }
@@ -310,7 +321,10 @@ impl fmt::Debug for ToolTurn<'_> {
             .field("turn_id", &self.turn_id)
             .field("workspace_roots", &self.workspace_roots)
             .field("sandbox", &self.sandbox)
+            .field("mode", &self.mode)
+            .field("plan", &self.plan)
             .field("aborted", &self.abort.is_aborted())
+            .field("user_input", &self.user_input.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -473,6 +487,15 @@ pub trait Tool: Send + Sync {
         _arguments: &Value,
         _ctx: &ToolHostContext,
     ) -> Option<CommandApproval> {
+        None
+    }
+
+    /// The kind of this call when it is narrower than the tool's declared kind: a read-only
+    /// action of a command tool (`computer_use`'s `screenshot`) is a `tool_call`. The catalog
+    /// and step 5 use the declared kind, so a sandbox mode that blocks the tool blocks every
+    /// call; from step 10 on, a narrower kind here decides whether the sandbox forces an
+    /// approval. A kind that is not narrower is ignored.
+    fn call_kind(&self, _arguments: &Value) -> Option<ToolKind> {
         None
     }
 

@@ -71,8 +71,8 @@
 
 use crate::{
     CallApproval, CommandApproval, ContentBlock, EditGuard, ErrorCode, PathError, ReadObservation,
-    Tool, ToolContext, ToolError, ToolHostContext, ToolResult, ToolSpec, output_schema_for,
-    schema_for,
+    Tool, ToolContext, ToolError, ToolHostContext, ToolKind, ToolResult, ToolSpec,
+    output_schema_for, schema_for,
 };
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -291,6 +291,11 @@ pub trait TypedTool: Send + Sync + 'static {
         None
     }
 
+    /// See [`Tool::call_kind`].
+    fn call_kind(&self, _args: &Self::Args) -> Option<ToolKind> {
+        None
+    }
+
     /// See [`Tool::edit_guard`].
     fn edit_guard(&self, _args: &Self::Args) -> Option<EditGuard> {
         None
@@ -346,6 +351,10 @@ impl<T: TypedTool> Tool for T {
 
     fn approval_scope(&self, arguments: &Value, ctx: &ToolHostContext) -> Option<CommandApproval> {
         typed_args(self, arguments).and_then(|args| TypedTool::approval_scope(self, &args, ctx))
+    }
+
+    fn call_kind(&self, arguments: &Value) -> Option<ToolKind> {
+        typed_args(self, arguments).and_then(|args| TypedTool::call_kind(self, &args))
     }
 
     fn edit_guard(&self, arguments: &Value) -> Option<EditGuard> {

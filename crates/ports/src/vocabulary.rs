@@ -78,7 +78,8 @@ named_enum! {
         Skill => "skill",
         /// Long-term memory.
         Memory => "memory",
-        /// Tools that need a graphical client (plans, todos, computer use).
+        /// Tools that need a graphical client (goals and todos); listed only for a GUI
+        /// client surface.
         Gui => "gui",
         /// Sub-agent delegation.
         Delegation => "delegation",

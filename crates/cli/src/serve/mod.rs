@@ -3,16 +3,22 @@
 //! * transport: stdio by default; `--http ADDR` for streamable HTTP ([`http`]);
 //! * sessions: one MCP session is one thread, each `tools/call` one turn ([`session`]);
 //! * approvals: MCP elicitation, or `approval_fallback` for clients without it ([`elicit`]);
+//! * `user_input` / `request_user_input`: MCP elicitation forms ([`ask`]); long calls report
+//!   MCP progress ([`progress`]);
+//! * goals and todos: a file per thread under the user state directory, keyed by `--thread`
+//!   or a stable id per workspace, so a restarted `serve` sees the same todos;
 //! * skills: in the `instructions` and as MCP prompts ([`prompts`]);
 //! * reloading: configuration files are polled every second, `SIGHUP` forces a reload, and
 //!   `notifications/tools/list_changed` follows every catalog fingerprint change ([`live`]);
 //! * logs: stderr only (`RUST_LOG`); stdout belongs to the protocol.
 
+pub mod ask;
 pub mod convert;
 pub mod elicit;
 pub mod http;
 pub mod live;
 pub mod options;
+pub mod progress;
 pub mod prompts;
 pub mod session;
 
@@ -58,6 +64,11 @@ pub async fn run(args: ServeArgs) -> Outcome {
     };
     let options = AssembleOptions {
         ledger: LedgerChoice::Bounded(LEDGER_BOUNDS),
+        thread_state: setup::thread_state(Some(
+            args.thread
+                .clone()
+                .unwrap_or_else(|| setup::workspace_thread(&loaded.settings.workspace)),
+        )),
         ..AssembleOptions::default()
     };
     let assembly = match kun_composition::assemble(loaded.settings, options) {

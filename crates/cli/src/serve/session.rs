@@ -12,17 +12,21 @@
 //! * methods `serve` does not offer (prompts, resources, completion, logging) answer `-32601`
 //!   naming the method;
 //! * approvals go to this session's client ([`ElicitationApprover`] inside one
-//!   [`Gate`], so grants and events are per session);
+//!   [`Gate`], so grants and events are per session); so do `user_input` questions
+//!   ([`ElicitationInput`]);
+//! * a call whose request carries a `progressToken` reports progress ([`McpProgress`]);
 //! * when the published catalog fingerprint changes, the session sends
 //!   `notifications/tools/list_changed` (until the session ends).
 
+use crate::serve::ask::ElicitationInput;
 use crate::serve::convert::{self, unsupported};
 use crate::serve::elicit::ElicitationApprover;
 use crate::serve::live::Live;
 use crate::serve::options::{ServeOptions, Structured};
+use crate::serve::progress::McpProgress;
 use crate::serve::prompts;
 use kun_approval::Gate;
-use kun_ports::{AbortSignal, ApprovalGate, ToolCall, ToolHost as _};
+use kun_ports::{AbortSignal, ApprovalGate, ToolCall, ToolHost as _, UserInputChannel};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestMethod, CompleteRequestParams,
     CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
@@ -73,6 +77,8 @@ pub struct Session {
     turns: AtomicU64,
     peer: Arc<OnceLock<Peer<RoleServer>>>,
     gate: Arc<dyn ApprovalGate>,
+    /// Asks the person (`user_input`) through elicitation.
+    input: Arc<dyn UserInputChannel>,
     /// Ends the list_changed follower when the session (this handler) is dropped.
     follower: CancellationToken,
     _end_follower: DropGuard,
@@ -98,6 +104,7 @@ impl Session {
             thread_id: thread_id(),
             turns: AtomicU64::new(0),
             gate: Arc::new(Gate::new(approver)),
+            input: Arc::new(ElicitationInput::new(Arc::clone(&peer))),
             _end_follower: follower.clone().drop_guard(),
             follower,
             peer,
@@ -297,11 +304,19 @@ impl ServerHandler for Session {
         let called = snapshot.get(request.name.as_ref()).cloned();
         let turn = self.next_turn();
         let abort = AbortSignal::new();
-        let ctx = assembly
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| McpProgress::start(context.peer.clone(), token));
+        let mut ctx = assembly
             .context(&self.thread_id, &turn)
             .approver(Arc::clone(&self.gate))
-            .abort(abort.clone())
-            .build();
+            .user_input(Arc::clone(&self.input))
+            .abort(abort.clone());
+        if let Some(progress) = &progress {
+            ctx = ctx.progress(Arc::clone(progress) as Arc<dyn kun_ports::ProgressSink>);
+        }
+        let ctx = ctx.build();
         let arguments = request
             .arguments
             .map_or_else(|| Value::Object(serde_json::Map::new()), Value::Object);
@@ -317,6 +332,9 @@ impl ServerHandler for Session {
             }
         };
         assembly.host.release_turn(&self.thread_id, &turn);
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
         match outcome {
             Ok(result) => Ok(convert::call_result(
                 result,

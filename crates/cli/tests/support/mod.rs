@@ -161,3 +161,24 @@ pub fn wait_for(limit: Duration, what: &str, mut condition: impl FnMut() -> bool
 pub fn repo_root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
+
+/// The CI venv's python when it can import the MCP SDK (`mcp`); `None` (skip, with a message)
+/// outside CI, a failure under `CI=true`.
+pub fn sdk_python() -> Option<PathBuf> {
+    let python = repo_root().join("target/ci-venv/bin/python");
+    let importable = Command::new(&python)
+        .args(["-c", "import mcp.client.session"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if importable {
+        return Some(python);
+    }
+    let why = format!(
+        "{} cannot import the `mcp` package; run .ci/run (or `target/ci-venv/bin/pip install \
+         -r .ci/requirements-python.txt`)",
+        python.display()
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+    eprintln!("skipping the Python SDK test: {why}");
+    None
+}

@@ -81,6 +81,14 @@ impl Settings {
             ),
             ("trust.workspaces", json!(self.trust.workspaces)),
             ("trust.mcp_servers", json!(self.trust.mcp_servers)),
+            ("client_surface", json!(self.gui.client_surface)),
+            ("plan.dir", json!(self.gui.plan_dir)),
+            ("computer_use.mode", json!(self.gui.computer_use)),
+            (
+                "computer_use.max_actions_per_turn",
+                json!(self.gui.max_actions_per_turn),
+            ),
+            ("media", json!(self.media.endpoints)),
             (
                 "memory.path",
                 json!(self.memory.file().map(|p| p.display().to_string())),

@@ -224,6 +224,14 @@ pub struct ConfigFile {
     pub shell: Option<ShellTable>,
     /// `[serve]`.
     pub serve: Option<ServeTable>,
+    /// `cli`, `gui` or `api` (goal and todo tools are listed for `gui` only).
+    pub client_surface: Option<kun_ports::ClientSurface>,
+    /// `[plan]`.
+    pub plan: Option<super::gui_media::PlanTable>,
+    /// `[computer_use]`.
+    pub computer_use: Option<super::gui_media::ComputerUseTable>,
+    /// `[media.<kind>]` (user config and `--config` only).
+    pub media: Option<super::gui_media::MediaTable>,
     /// `[skills]`.
     pub skills: Option<super::agents::SkillsTable>,
     /// `[delegation]`.

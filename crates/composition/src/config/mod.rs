@@ -16,6 +16,7 @@ mod agents;
 mod effective;
 mod error;
 mod file;
+pub mod gui_media;
 mod mcp_json;
 mod memory_web;
 pub mod narrowing;
@@ -97,6 +98,8 @@ pub struct Overrides {
     pub deny_tools: Option<Vec<String>>,
     /// `--trust-workspace`.
     pub trust: TrustFlag,
+    /// `--surface`.
+    pub client_surface: Option<kun_ports::ClientSurface>,
 }
 
 /// Whether a configuration file must exist.
@@ -223,6 +226,10 @@ pub struct Settings {
     pub serve: ServeSettings,
     /// Whether the workspace is trusted, and the user's trust entries.
     pub trust: TrustSettings,
+    /// `client_surface`, `[plan]` and `[computer_use]`.
+    pub gui: gui_media::GuiSettings,
+    /// `[media.<kind>]`.
+    pub media: gui_media::MediaSettings,
     /// Workspace settings that were not applied, in file order.
     pub ignored: Vec<Ignored>,
     /// `[skills]`.
@@ -256,6 +263,8 @@ impl Settings {
             shell: ShellSettings::default(),
             serve: ServeSettings::default(),
             trust: TrustSettings::default(),
+            gui: gui_media::GuiSettings::default(),
+            media: gui_media::MediaSettings::default(),
             ignored: Vec::new(),
             skills: SkillsTable::default(),
             delegation: DelegationTable::default(),
@@ -323,6 +332,8 @@ impl Settings {
         mark("approval_fallback", o.approval_fallback.is_some());
         mark("tools.allow", o.allow_tools.is_some());
         mark("tools.deny", o.deny_tools.is_some());
+        mark("client_surface", o.client_surface.is_some());
+        self.gui.client_surface = o.client_surface.unwrap_or(self.gui.client_surface);
         self.sandbox = o.sandbox.unwrap_or(self.sandbox);
         self.approval = o.approval.unwrap_or(self.approval);
         self.mode = o.mode.unwrap_or(self.mode);

@@ -6,12 +6,12 @@
 //! | rule | an untrusted workspace may | keys |
 //! |---|---|---|
 //! | [`Rule::Stricter`] | choose a stricter value (orders below) | `sandbox`, `approval`, `mode`, `approval_fallback` |
-//! | [`Rule::Lower`] | lower the number | `limits.*`, `serve.max_tool_name_length`, `delegation.max_parallel`, `delegation.max_turns`, `delegation.openai.timeout_seconds`, `web.timeout_seconds`, `web.max_bytes` |
-//! | [`Rule::OnlyOff`] | turn it off | `sandbox.network`, `skills.enabled`, `web.allow_private_addresses` |
+//! | [`Rule::Lower`] | lower the number | `limits.*`, `serve.max_tool_name_length`, `delegation.max_parallel`, `delegation.max_turns`, `delegation.openai.timeout_seconds`, `web.timeout_seconds`, `web.max_bytes`, `computer_use.max_actions_per_turn` |
+//! | [`Rule::OnlyOff`] | turn it off | `sandbox.network`, `skills.enabled`, `web.allow_private_addresses`, `computer_use.mode` |
 //! | [`Rule::Add`] | add entries | `tools.deny`, `skills.disabled` |
 //! | [`Rule::Intersect`] | remove entries (its list is intersected with the one in effect) | `tools.allow`, `tools.plan_allow`, `shell.env`, `serve.allowed_origins` |
-//! | [`Rule::UserOnly`] | nothing (a trusted workspace neither) | `trust.*`, `sandbox.protected_path_exceptions`, `delegation.openai.base_url`, `delegation.openai.model`, `delegation.openai.api_key_env`, `memory.path`, `web.user_agent`, `web.search` (a repository must not send your key to its own server, nor move your memory file) |
-//! | [`Rule::Presentation`] | anything: it changes how results look, not what runs | `mcp.*`, `serve.structured_content` |
+//! | [`Rule::UserOnly`] | nothing (a trusted workspace neither) | `trust.*`, `sandbox.protected_path_exceptions`, `delegation.openai.base_url`, `delegation.openai.model`, `delegation.openai.api_key_env`, `memory.path`, `web.user_agent`, `web.search`, `plan.dir`, `media` (every `[media.<kind>]` key; a repository must not send your key to its own server, nor move your memory file) |
+//! | [`Rule::Presentation`] | anything: it changes how results look, not what runs | `mcp.*`, `serve.structured_content`, `client_surface` |
 //! | [`Rule::HooksDropped`] | nothing: its hooks do not run | `hooks` |
 //! | [`Rule::ServersRefused`] | define servers that do not start unless pinned | `mcp_servers` |
 //!
@@ -42,8 +42,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod gui_media;
 #[cfg(test)]
 mod tests;
+
+pub(super) use gui_media::GuiMediaLayer;
 
 /// How much a layer may say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +129,11 @@ pub const RULES: &[(&str, Rule)] = &[
     ("serve.allowed_origins", Rule::Intersect),
     ("serve.structured_content", Rule::Presentation),
     ("serve.max_tool_name_length", Rule::Lower),
+    ("client_surface", Rule::Presentation),
+    ("plan.dir", Rule::UserOnly),
+    ("computer_use.mode", Rule::OnlyOff),
+    ("computer_use.max_actions_per_turn", Rule::Lower),
+    ("media", Rule::UserOnly),
     ("skills.enabled", Rule::OnlyOff),
     ("skills.disabled", Rule::Add),
     ("delegation.runner", Rule::Stricter),
@@ -477,6 +485,10 @@ impl Settings {
             trust,
             shell,
             serve,
+            client_surface,
+            plan,
+            computer_use,
+            media,
             skills,
             delegation,
             memory,
@@ -622,6 +634,16 @@ impl Settings {
         );
         self.serve.max_tool_name_length = length.unwrap_or(super::DEFAULT_MAX_TOOL_NAME_LENGTH);
 
+        m.gui_media(
+            GuiMediaLayer {
+                client_surface,
+                plan,
+                computer_use,
+                media,
+            },
+            &mut self.gui,
+            &mut self.media,
+        );
         let SkillsTable { enabled, disabled } = skills.unwrap_or_default();
         let mut skills_on = Some(self.skills.enabled.unwrap_or(true));
         m.only_off("skills.enabled", &mut skills_on, enabled);

@@ -35,6 +35,8 @@ impl Check<'_> {
 /// The first bad value.
 pub fn file(file: &ConfigFile, path: &Path, text: &str) -> Result<(), ConfigError> {
     let check = Check { path, text };
+    super::gui_media::check(file)
+        .map_err(|(key, needle, message)| check.fail(&key, &needle, message))?;
     if let Some(limits) = &file.limits {
         for (key, value) in [
             ("max_output_lines", limits.max_output_lines),

@@ -12,6 +12,7 @@
 mod approval;
 mod artifacts;
 mod child_runner;
+mod computer;
 #[cfg(unix)]
 mod confinement;
 mod external;
@@ -19,14 +20,18 @@ mod hooks;
 mod host;
 mod http_server;
 mod ledger;
+mod media;
 mod memory;
 mod read_tracker;
 mod sandbox;
+mod thread_state;
+mod user_input;
 mod web;
 
 pub use approval::*;
 pub use artifacts::*;
 pub use child_runner::*;
+pub use computer::*;
 #[cfg(unix)]
 pub use confinement::*;
 pub use external::*;
@@ -34,7 +39,10 @@ pub use hooks::*;
 pub use host::*;
 pub use http_server::*;
 pub use ledger::*;
+pub use media::*;
 pub use memory::*;
 pub use read_tracker::*;
 pub use sandbox::*;
+pub use thread_state::*;
+pub use user_input::*;
 pub use web::*;

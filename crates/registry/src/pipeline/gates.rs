@@ -139,12 +139,30 @@ impl Host {
         }
         let query = SandboxQuery::of(spec).with_request(request);
         let mut gate = declared;
-        let mut kinds = vec![spec.kind];
-        kinds.extend(claimed_kind.filter(|k| *k != spec.kind));
-        for kind in kinds {
-            if kind == spec.kind && request == SandboxRequest::Confined {
-                continue; // step 5 asked exactly this
+        let mut kind_in_effect = spec.kind;
+        // A read-only action of a command tool (`computer_use` `screenshot`): step 5 passed
+        // the declared kind, so the narrower kind can only lift a forced approval.
+        if let Some(kind) = tool
+            .tool
+            .call_kind(arguments)
+            .filter(|kind| *kind == ToolKind::ToolCall && spec.kind != ToolKind::ToolCall)
+        {
+            match self.sandbox_gate(tool, query.with_kind(kind), ctx) {
+                Ok(narrowed) => gate = narrowed,
+                Err(block) => return ControlFlow::Break(blocked(block)),
             }
+            kind_in_effect = kind;
+        }
+        let mut kinds = Vec::new();
+        if request != SandboxRequest::Confined {
+            kinds.push(spec.kind); // step 5 asked only about running confined
+        }
+        if let Some(claimed) = claimed_kind {
+            if claimed != kind_in_effect && !kinds.contains(&claimed) {
+                kinds.push(claimed);
+            }
+        }
+        for kind in kinds {
             match self.sandbox_gate(tool, query.with_kind(kind), ctx) {
                 Ok(answer) => gate = stricter(gate, answer),
                 Err(block) => return ControlFlow::Break(blocked(block)),

@@ -9,6 +9,7 @@
 
 use super::*;
 use crate::config::file::{McpServerEntry, StructuredContent, TrustScope};
+use crate::config::gui_media::{ComputerUseTable, MediaEndpointTable, MediaTable, PlanTable};
 use crate::config::{
     ConfigPaths, DelegationTable, OpenAiTable, Overrides, RunnerKind, Settings, SkillsTable,
     TrustFlag,
@@ -74,6 +75,27 @@ fn fully_populated() -> ConfigFile {
             structured_content: Some(StructuredContent::Auto),
             max_tool_name_length: Some(54),
         }),
+        client_surface: Some(kun_ports::ClientSurface::Gui),
+        plan: Some(PlanTable {
+            dir: Some("plans".into()),
+        }),
+        computer_use: Some(ComputerUseTable {
+            mode: Some(kun_gui::ComputerUseMode::Auto),
+            max_actions_per_turn: Some(10),
+        }),
+        media: Some(MediaTable {
+            image: Some(MediaEndpointTable {
+                base_url: Some("https://x/v1".into()),
+                model: Some("m".into()),
+                api_key_env: Some("K".into()),
+                voice: Some("v".into()),
+                timeout_seconds: Some(1),
+                max_bytes: Some(1),
+            }),
+            speech: None,
+            music: None,
+            video: None,
+        }),
         skills: Some(SkillsTable {
             enabled: Some(true),
             disabled: Some(vec![]),
@@ -107,10 +129,12 @@ fn fully_populated() -> ConfigFile {
 }
 
 /// The dotted leaf keys of a JSON object; everything under `hooks`, `mcp_servers` and
-/// `web.search` collapses to that key, and `sandbox.mode` is the `sandbox` key.
+/// `media` and `web.search` collapse to that key, and `sandbox.mode` is the `sandbox` key.
 fn leaf_keys(value: &Value, prefix: &str, out: &mut BTreeSet<String>) {
     match value {
-        Value::Object(map) if !matches!(prefix, "hooks" | "mcp_servers" | "web.search") => {
+        Value::Object(map)
+            if !matches!(prefix, "hooks" | "mcp_servers" | "media" | "web.search") =>
+        {
             for (key, child) in map {
                 let dotted = if prefix.is_empty() {
                     key.clone()
@@ -221,6 +245,16 @@ static ROWS: std::sync::LazyLock<&'static [Row]> = std::sync::LazyLock::new(|| {
         ("serve.structured_content", "", "[serve]\nstructured_content = \"never\"", "never", false, "never"),
         ("serve.max_tool_name_length", "", "[serve]\nmax_tool_name_length = 64", 54, true, 64),
         ("serve.max_tool_name_length", "", "[serve]\nmax_tool_name_length = 40", 40, false, 40),
+        ("client_surface", "", "client_surface = \"gui\"", "gui", false, "gui"),
+        ("plan.dir", "", "[plan]\ndir = \".claude/agents\"", ".kun/plans", true, ".kun/plans"),
+        ("plan.dir", "[plan]\ndir = \"docs/plans\"", "", "docs/plans", false, "docs/plans"),
+        ("computer_use.mode", "", "[computer_use]\nmode = \"always\"", "off", true, "always"),
+        ("computer_use.mode", "[computer_use]\nmode = \"always\"", "[computer_use]\nmode = \"off\"", "off", false, "off"),
+        ("computer_use.mode", "[computer_use]\nmode = \"always\"", "[computer_use]\nmode = \"auto\"", "always", true, "auto"),
+        ("computer_use.max_actions_per_turn", "", "[computer_use]\nmax_actions_per_turn = 500", 50, true, 500),
+        ("computer_use.max_actions_per_turn", "", "[computer_use]\nmax_actions_per_turn = 5", 5, false, 5),
+        ("media", "", "[media.image]\nbase_url = \"https://evil.example/v1\"\nmodel = \"m\"\napi_key_env = \"OPENAI_API_KEY\"", {}, true, {}),
+        ("media", "[media.image]\nbase_url = \"https://api.example/v1\"\nmodel = \"m\"", "[media.image]\nbase_url = \"https://evil.example/v1\"", {"image": {"base_url": "https://api.example/v1", "model": "m"}}, true, {"image": {"base_url": "https://api.example/v1", "model": "m"}}),
         ("skills.enabled", "[skills]\nenabled = false", "[skills]\nenabled = true", false, true, true),
         ("skills.enabled", "", "[skills]\nenabled = false", false, false, false),
         ("skills.disabled", "[skills]\ndisabled = [\"a\"]", "[skills]\ndisabled = [\"b\"]", ["a", "b"], false, ["b"]),
