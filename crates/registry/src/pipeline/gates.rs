@@ -157,10 +157,10 @@ impl Host {
         if request != SandboxRequest::Confined {
             kinds.push(spec.kind); // step 5 asked only about running confined
         }
-        if let Some(claimed) = claimed_kind {
-            if claimed != kind_in_effect && !kinds.contains(&claimed) {
-                kinds.push(claimed);
-            }
+        if let Some(claimed) =
+            claimed_kind.filter(|claimed| *claimed != kind_in_effect && !kinds.contains(claimed))
+        {
+            kinds.push(claimed);
         }
         for kind in kinds {
             match self.sandbox_gate(tool, query.with_kind(kind), ctx) {
