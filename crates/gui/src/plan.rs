@@ -24,7 +24,7 @@ mod target;
 use crate::limits::{MAX_PLAN_BYTES, MAX_QUESTION_CHARS, blank_or_long};
 use async_trait::async_trait;
 use kun_ports::{
-    ToolContext, ToolFailure, ToolHostContext, ToolKind, ToolPolicy, ToolSpec, TypedTool,
+    ToolContext, ToolFailure, ToolHostContext, ToolKind, ToolPolicy, ToolRole, ToolSpec, TypedTool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -78,7 +78,8 @@ impl CreatePlan {
              planning turn may write. Call it again to revise the plan.",
         )
         .with_kind(ToolKind::FileChange)
-        .with_policy(ToolPolicy::Auto);
+        .with_policy(ToolPolicy::Auto)
+        .with_role(ToolRole::PlanWriter);
         Self {
             spec,
             plan_dir: plan_dir.into(),

@@ -44,6 +44,7 @@ fn approver(times: usize) -> Arc<MockApprovalGate> {
         .withf(|r| {
             r.reason == ApprovalReason::ExplicitTool
                 || r.reason == ApprovalReason::UnconfinedCommand
+                || r.reason == ApprovalReason::ProviderCommand
         })
         .returning(|_| ApprovalDecision::Allow);
     Arc::new(gate)

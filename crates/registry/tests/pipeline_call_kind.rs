@@ -75,7 +75,7 @@ async fn a_read_only_call_of_a_command_tool_is_not_forced_to_ask() {
     let host = host(SpecSandbox::confined());
     let quiet = ctx()
         .approval(ApprovalPolicy::OnRequest)
-        .approver(approver(0, ApprovalReason::UnconfinedCommand))
+        .approver(approver(0, ApprovalReason::ProviderCommand))
         .build();
     let result = host.execute(call("look"), &quiet).await.unwrap();
     assert!(!result.is_error, "{result:?}");
@@ -84,7 +84,7 @@ async fn a_read_only_call_of_a_command_tool_is_not_forced_to_ask() {
     let asked = kun_ports::ToolHostContext::builder("thread-1", "turn-2")
         .workspace("/ws")
         .approval(ApprovalPolicy::OnRequest)
-        .approver(approver(1, ApprovalReason::UnconfinedCommand))
+        .approver(approver(1, ApprovalReason::ProviderCommand))
         .build();
     let result = host.execute(call("click"), &asked).await.unwrap();
     assert!(!result.is_error, "{result:?}");
@@ -95,7 +95,7 @@ async fn a_blocked_declared_kind_blocks_the_read_only_call_too() {
     let host = host(SpecSandbox::confined());
     let ctx = ctx()
         .sandbox(SandboxMode::ReadOnly)
-        .approver(approver(0, ApprovalReason::UnconfinedCommand))
+        .approver(approver(0, ApprovalReason::ProviderCommand))
         .build();
     let result = host.execute(call("look"), &ctx).await.unwrap();
     assert_eq!(
@@ -109,7 +109,7 @@ async fn a_claimed_kind_cannot_widen_a_read_only_call() {
     let host = host(SpecSandbox::confined());
     let ctx = ctx()
         .approval(ApprovalPolicy::OnRequest)
-        .approver(approver(1, ApprovalReason::UnconfinedCommand))
+        .approver(approver(1, ApprovalReason::ProviderCommand))
         .build();
     let claimed = call("look").with_claimed_kind(ToolKind::CommandExecution);
     let result = host.execute(claimed, &ctx).await.unwrap();
