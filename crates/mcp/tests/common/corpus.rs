@@ -69,8 +69,8 @@ pub fn queries() -> Vec<QueryCase> {
     query_file("search_queries.json")
 }
 
-/// The held-out queries (`search_holdout.json`): written after the ranking was frozen (commit
-/// e3d38da), never tuned on. Their `set` is `holdout`.
+/// The held-out queries (`search_holdout.json`): written after the ranking was frozen (round 2,
+/// commit 772b4e0), never tuned on. Their `set` is `holdout`.
 pub fn holdout_queries() -> Vec<QueryCase> {
     query_file("search_holdout.json")
 }
