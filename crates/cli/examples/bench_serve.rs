@@ -9,6 +9,11 @@
 //! `.ci/install-bench.sh`) or `$KUN_BENCH_FS_SERVER`; without
 //! it only our figures are printed.
 //!
+//! Then the floor: the same rmcp client calling the no-op `echo` of a bare rmcp server (the
+//! fixture server) beside our `read`; the Python SDK's client (from `target/ci-venv`) timing our
+//! `read` against the filesystem server's `read_text_file`; and resident memory idle and after
+//! 1,000 calls.
+//!
 //! Operations: `read` of a small file (theirs: `read_text_file`); `glob` of `**/*.rs` over
 //! 500 files (theirs: `search_files`); `grep` of a regex over the same files (the filesystem
 //! server has no content search, so there is no anchor for it).
@@ -132,6 +137,9 @@ async fn main() -> Fallible<()> {
         );
     }
 
+    floor(&ours, iterations).await?;
+    python_client(&kun, &tree, scratch.path(), iterations)?;
+
     // Idle memory: a fresh `serve`, initialised and listed once, then left alone.
     let (idle, idle_pid) = connect(kun_command(&kun, &tree, scratch.path())).await?;
     let tools = idle.client.list_all_tools().await?;
@@ -156,6 +164,20 @@ async fn main() -> Fallible<()> {
         "(kun-tools serve after the run: {:.1} MiB)",
         kib_to_mib(rss_kib(ours_pid)?)
     );
+    // The same fresh server after 1,000 calls: read, glob and grep in turn.
+    let mix = [
+        Call::new("read", json!({"path": "small.txt"})),
+        Call::new("glob", json!({"pattern": "**/*.rs", "limit": 1000})),
+        Call::new("grep", json!({"pattern": "fn handle_1\\d", "limit": 1000})),
+    ];
+    for n in 0..1000 {
+        idle.time(&mix[n % mix.len()]).await?;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    println!(
+        "resident memory after 1,000 calls (read, glob, grep in turn): kun-tools serve {:.1} MiB (target ≤ 20 MiB; idle target ≤ 14 MiB)",
+        kib_to_mib(rss_kib(idle_pid)?)
+    );
 
     idle.client.cancel().await?;
     ours.client.cancel().await?;
@@ -164,6 +186,111 @@ async fn main() -> Fallible<()> {
     }
     Ok(())
 }
+
+/// The floor: the same client calling the no-op `echo` of a bare rmcp server (the fixture
+/// server), interleaved with our `read`; what a round trip costs before any tool work.
+async fn floor(ours: &Server, iterations: usize) -> Fallible<()> {
+    let fixture = binary("kun-mcp-fixture-server", "kun-mcp-fixture-server")?;
+    let (bare, _) = connect(tokio::process::Command::new(fixture)).await?;
+    let read = Call::new("read", json!({"path": "small.txt"}));
+    let echo = Call::new("echo", json!({"text": "x"}));
+    let (mut ours_times, mut floor_times) = (Vec::new(), Vec::new());
+    for round in 0..iterations + iterations / 10 {
+        let (a, b) = (ours.time(&read).await?, bare.time(&echo).await?);
+        if round >= iterations / 10 {
+            ours_times.push(a);
+            floor_times.push(b);
+        }
+    }
+    let (ours_median, floor_median) = (
+        percentile(&mut ours_times, 50),
+        percentile(&mut floor_times, 50),
+    );
+    println!(
+        "\nfloor (rmcp client): bare rmcp server `echo` {}, our `read` {} → {:.2}x the floor (target ≤ 1.2x)",
+        micros(floor_median),
+        micros(ours_median),
+        ours_median.as_secs_f64() / floor_median.as_secs_f64()
+    );
+    bare.client.cancel().await?;
+    Ok(())
+}
+
+/// The Python SDK's client (from `target/ci-venv`, installed by `.ci/run`) timing our `read`
+/// and the filesystem server's `read_text_file`, calls interleaved.
+fn python_client(kun: &Path, tree: &Path, scratch: &Path, iterations: usize) -> Fallible<()> {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/ci-venv/bin/python");
+    let Some(theirs) = filesystem_server() else {
+        println!("python client: the filesystem server is not installed, skipped");
+        return Ok(());
+    };
+    if !python.exists() {
+        println!("python client: no target/ci-venv (run .ci/run once), skipped");
+        return Ok(());
+    }
+    let script = scratch.join("bench_client.py");
+    std::fs::write(&script, PYTHON_CLIENT)?;
+    let output = std::process::Command::new(python)
+        .arg(&script)
+        .arg(iterations.to_string())
+        .arg(kun)
+        .arg(tree)
+        .arg(scratch)
+        .arg(theirs)
+        .output()?;
+    if !output.status.success() {
+        return Err(format!(
+            "python client failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+        .into());
+    }
+    let figures: Value = serde_json::from_slice(&output.stdout)?;
+    let (ours, theirs) = (
+        figures["ours_us"].as_f64().unwrap_or(f64::NAN),
+        figures["theirs_us"].as_f64().unwrap_or(f64::NAN),
+    );
+    println!(
+        "python SDK client: our `read` {ours:.0} µs, filesystem `read_text_file` {theirs:.0} µs → {:.2}x (target ≤ 0.5x)",
+        ours / theirs
+    );
+    Ok(())
+}
+
+/// A Python SDK client timing one call on each server, interleaved; prints medians as JSON.
+const PYTHON_CLIENT: &str = r#"
+import asyncio, json, os, statistics, sys, time
+from contextlib import AsyncExitStack
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+async def main():
+    n, kun, tree, scratch, fs = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(scratch, "config"), XDG_STATE_HOME=os.path.join(scratch, "state"))
+    ours = StdioServerParameters(command=kun, args=["serve", "--workspace", tree], env=env)
+    theirs = StdioServerParameters(command=fs, args=[tree])
+    async with AsyncExitStack() as stack:
+        sessions = []
+        for params in (ours, theirs):
+            read, write = await stack.enter_async_context(stdio_client(params))
+            session = await stack.enter_async_context(ClientSession(read, write))
+            await session.initialize()
+            sessions.append(session)
+        calls = [("read", {"path": "small.txt"}), ("read_text_file", {"path": os.path.join(tree, "small.txt")})]
+        times = [[], []]
+        for round in range(n + n // 10):
+            for i, (session, (name, args)) in enumerate(zip(sessions, calls)):
+                start = time.perf_counter()
+                result = await session.call_tool(name, args)
+                took = time.perf_counter() - start
+                if result.isError:
+                    raise SystemExit(f"{name} failed: {result}")
+                if round >= n // 10:
+                    times[i].append(took)
+        print(json.dumps({"ours_us": statistics.median(times[0]) * 1e6, "theirs_us": statistics.median(times[1]) * 1e6}))
+
+asyncio.run(main())
+"#;
 
 /// One tool call to repeat.
 struct Call {
@@ -240,6 +367,11 @@ fn kun_command(kun: &Path, tree: &Path, scratch: &Path) -> tokio::process::Comma
 
 /// Builds `kun-tools` with the profile this example was built with, and returns its path.
 fn kun_tools_binary() -> Fallible<PathBuf> {
+    binary("kun-cli", "kun-tools")
+}
+
+/// Builds `bin` of `package` with the profile this example was built with; its path.
+fn binary(package: &str, bin: &str) -> Fallible<PathBuf> {
     let exe = std::env::current_exe()?;
     let profile_dir = exe
         .parent()
@@ -250,15 +382,15 @@ fn kun_tools_binary() -> Fallible<PathBuf> {
         .is_some_and(|name| name == "release");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = std::process::Command::new(cargo);
-    build.args(["build", "--quiet", "-p", "kun-cli", "--bin", "kun-tools"]);
+    build.args(["build", "--quiet", "-p", package, "--bin", bin]);
     if release {
         build.arg("--release");
     }
     let status = build.status()?;
     if !status.success() {
-        return Err("building kun-tools failed".into());
+        return Err(format!("building {bin} failed").into());
     }
-    Ok(profile_dir.join("kun-tools"))
+    Ok(profile_dir.join(bin))
 }
 
 fn filesystem_server() -> Option<PathBuf> {

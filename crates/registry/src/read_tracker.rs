@@ -76,7 +76,7 @@ impl Default for ReadTrackerBounds {
 /// The latest read of one file.
 #[derive(Debug)]
 struct ReadRecord {
-    /// The normalised text, when the read returned text.
+    /// The normalised text, when the read returned text and the file had no revision.
     content: Option<String>,
     /// Only part of the file was returned.
     partial: bool,
@@ -165,8 +165,15 @@ impl fmt::Debug for InMemoryReadTracker {
 
 impl ReadTracker for InMemoryReadTracker {
     fn record_read(&self, thread_id: &str, observation: ReadObservation) {
+        // The text matters only for a file without a revision (see `check_edit`): a revision
+        // decides alone. Keeping it otherwise would hold up to every file a thread read.
+        let content = if observation.revision.is_none() {
+            observation.content.as_deref().map(|c| (self.normaliser)(c))
+        } else {
+            None
+        };
         let record = ReadRecord {
-            content: observation.content.as_deref().map(|c| (self.normaliser)(c)),
+            content,
             partial: observation.partial,
             revision: observation.revision,
         };
