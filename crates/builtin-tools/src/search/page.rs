@@ -1,10 +1,11 @@
 //! One page of a sorted result list: how much fits, and the fields every search tool returns
-//! about it (`total`, and when they apply `next_cursor` and `notice`).
+//! about it (when they apply: `total`, `next_cursor` and `notice`).
 //!
 //! The notice is also the last line the model reads, in brackets, and only when there is
-//! something to say: more pages (`[matches 1–50 of 120; next page: the same call with cursor
-//! "…"]`), the last of several pages, an empty result, or notes (clipped lines, unreadable
-//! paths).
+//! something to say: more pages (`[matches 1–50 (50 matches per page); more follow; next page:
+//! the same grep call with cursor "…", or narrow the search]`), the last of several pages
+//! (`[matches 51–80 of 80: the last page]`), an empty result, or notes (clipped lines,
+//! unreadable paths).
 //!
 //! A page holds at most `limit` entries (the `limit` argument, default and ceiling
 //! [`OutputLimits::max_lines`]) and at most [`OutputLimits::max_bytes`] of estimated output, but
