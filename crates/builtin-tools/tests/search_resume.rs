@@ -1,7 +1,7 @@
 //! Resuming pages: a cursor carries the last entry shown, and the next page resumes after it in
 //! the files as they are now. Hostile cursors are refused; pages joined equal `rg --sort path`.
 
-#![allow(clippy::expect_used, reason = "test helpers fail loudly")]
+#![allow(clippy::expect_used, clippy::panic, reason = "test helpers fail loudly")]
 
 mod search_fixture;
 
@@ -22,7 +22,10 @@ fn unlimited() -> OutputLimits {
 fn twenty_files() -> TestWorkspace {
     let ws = TestWorkspace::new();
     for i in 0..20 {
-        ws.write(&format!("d/f{i:02}.txt"), format!("hit {i} a\nmiss\nhit {i} b\n"));
+        ws.write(
+            &format!("d/f{i:02}.txt"),
+            format!("hit {i} a\nmiss\nhit {i} b\n"),
+        );
     }
     ws
 }
@@ -55,7 +58,9 @@ async fn pages_from(
 
 /// A cursor with its path replaced by `path` (the query id kept, so only the path is judged).
 fn forge(cursor: &str, path: &[u8]) -> String {
-    let body = URL_SAFE_NO_PAD.decode(cursor).expect("a cursor is base64url");
+    let body = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .expect("a cursor is base64url");
     let mut body: Value = serde_json::from_slice(&body).expect("a cursor is JSON");
     body["a"] = json!(URL_SAFE_NO_PAD.encode(path));
     URL_SAFE_NO_PAD.encode(body.to_string())
@@ -67,13 +72,28 @@ async fn hostile_cursors_are_invalid_arguments() {
     let outside = tempfile::tempdir().expect("outside dir");
     std::fs::write(outside.path().join("secret.txt"), "hit outside\n").expect("write");
     let cases: [(&dyn Tool, Value, &str); 3] = [
-        (&GrepTool::default(), json!({"pattern": "hit", "limit": 3}), "matches"),
-        (&GlobTool::default(), json!({"pattern": "*.txt", "limit": 3}), "files"),
-        (&LsTool::default(), json!({"path": "d", "limit": 3}), "entries"),
+        (
+            &GrepTool::default(),
+            json!({"pattern": "hit", "limit": 3}),
+            "matches",
+        ),
+        (
+            &GlobTool::default(),
+            json!({"pattern": "*.txt", "limit": 3}),
+            "files",
+        ),
+        (
+            &LsTool::default(),
+            json!({"path": "d", "limit": 3}),
+            "entries",
+        ),
     ];
     for (tool, args, key) in cases {
         let first = call(tool, &ws, args.clone()).await;
-        let cursor = first.output["next_cursor"].as_str().expect("a next page").to_owned();
+        let cursor = first.output["next_cursor"]
+            .as_str()
+            .expect("a next page")
+            .to_owned();
         let absolute = outside.path().join("secret.txt");
         let mut hostile = vec![
             "garbled!!".to_owned(),
@@ -122,14 +142,23 @@ async fn pages_resume_in_the_files_as_they_are_now() {
     let glob = GlobTool::default();
     let args = json!({"pattern": "hit", "limit": 10});
     let first = call(&grep, &ws, args.clone()).await;
-    let cursor = first.output["next_cursor"].as_str().expect("more").to_owned();
+    let cursor = first.output["next_cursor"]
+        .as_str()
+        .expect("more")
+        .to_owned();
     assert_eq!(first.output.get("total"), None, "not counted past the page");
     let glob_args = json!({"pattern": "*.txt", "limit": 5});
     let glob_first = call(&glob, &ws, glob_args.clone()).await;
-    let glob_cursor = glob_first.output["next_cursor"].as_str().expect("more").to_owned();
+    let glob_cursor = glob_first.output["next_cursor"]
+        .as_str()
+        .expect("more")
+        .to_owned();
     let ls_args = json!({"path": "d", "limit": 5});
     let ls_first = call(&LsTool::default(), &ws, ls_args.clone()).await;
-    let ls_cursor = ls_first.output["next_cursor"].as_str().expect("more").to_owned();
+    let ls_cursor = ls_first.output["next_cursor"]
+        .as_str()
+        .expect("more")
+        .to_owned();
     assert_eq!(ls_first.output["total"], 20, "ls reads the whole directory");
 
     // Before the cursors (f00–f04 shown): not seen. After: seen. Removed after: gone.
@@ -156,10 +185,19 @@ async fn pages_resume_in_the_files_as_they_are_now() {
     assert_eq!(last["total"], 10 + expected_matches.len(), "{last}");
 
     let (files, _) = pages_from(&glob, &ws, &glob_args, "files", Some(glob_cursor)).await;
-    assert_eq!(files, json!(expected_files).as_array().expect("array").clone());
+    assert_eq!(
+        files,
+        json!(expected_files).as_array().expect("array").clone()
+    );
 
-    let (entries, last) =
-        pages_from(&LsTool::default(), &ws, &ls_args, "entries", Some(ls_cursor)).await;
+    let (entries, last) = pages_from(
+        &LsTool::default(),
+        &ws,
+        &ls_args,
+        "entries",
+        Some(ls_cursor),
+    )
+    .await;
     let names: Vec<String> = entries
         .iter()
         .map(|e| format!("d/{}", e["name"].as_str().expect("name")))
@@ -199,12 +237,22 @@ async fn paged_results_equal_rg_line_for_line() {
     // A single file as the root: the cursor resumes inside it.
     let args = json!({"pattern": "hit", "path": "big.txt", "limit": 10});
     let (matches, last) = pages_from(&grep, &ws, &args, "matches", None).await;
-    let lines: Vec<u64> = matches.iter().map(|m| m["line"].as_u64().expect("line")).collect();
+    let lines: Vec<u64> = matches
+        .iter()
+        .map(|m| m["line"].as_u64().expect("line"))
+        .collect();
     assert_eq!(lines, (1..=95).collect::<Vec<u64>>());
     assert_eq!(last["total"], 95);
 
     let glob = GlobTool::new(unlimited());
-    let (files, _) = pages_from(&glob, &ws, &json!({"pattern": "*.rs", "limit": 4}), "files", None).await;
+    let (files, _) = pages_from(
+        &glob,
+        &ws,
+        &json!({"pattern": "*.rs", "limit": 4}),
+        "files",
+        None,
+    )
+    .await;
     let files = glob_files(&json!({ "files": files }));
     if rg_available() {
         assert_eq!(full_rows, rg_grep(ws.root(), &[pattern]));

@@ -283,7 +283,8 @@ pub(crate) fn run(
         }
         let (first, all) = (ms(median(first)), ms(median(all)));
         let rg = with_rg.then(|| ms(median(rg)));
-        let ratio = |ours: f64| rg.map_or("-".to_owned(), |rg| format!("{:.2}", ours / rg.max(1e-9)));
+        let ratio =
+            |ours: f64| rg.map_or("-".to_owned(), |rg| format!("{:.2}", ours / rg.max(1e-9)));
         if let Some(rg) = rg {
             worst = worst.max(all / rg.max(1e-9)).max(first / rg.max(1e-9));
         }

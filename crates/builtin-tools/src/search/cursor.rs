@@ -123,7 +123,9 @@ impl QueryId {
             .decode(&body.a)
             .map_err(|_| malformed("bad path"))?;
         if !is_plain_relative(&after) {
-            return Err(malformed("its path is not a relative path inside the search root"));
+            return Err(malformed(
+                "its path is not a relative path inside the search root",
+            ));
         }
         Ok(Some(Resume {
             after,

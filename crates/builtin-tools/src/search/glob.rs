@@ -2,15 +2,18 @@
 //! (`rg --files -g <pattern> --sort path`).
 
 use super::cursor::{QueryId, Resume};
+use super::ordered::{FileWork, in_order};
 use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageFill, PageReport};
-use super::walk::{Confirm, SearchRoot, is_reportable_file, path_key, sorted_walker};
+use super::walk::{SearchRoot, path_key, sorted_walker};
+use crate::fs::beneath::Anchored;
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
-use ignore::Walk;
+use ignore::{DirEntry, Walk};
 use kun_ports::{AbortSignal, SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 /// The name cursors are issued under: `glob` and `find` accept each other's cursors.
@@ -189,13 +192,20 @@ async fn list(
         &root,
         Some(&args.pattern),
         resume.as_ref().map(|r| r.after.clone()),
-        Confirm::Every,
     )?;
     let walk_root = root.walk_root.clone();
+    let anchored = std::sync::Arc::clone(&root.anchored);
     let abort = ctx.turn.abort.clone();
     let after = resume.as_ref().map(|r| r.after.clone());
     let listing = tokio::task::spawn_blocking(move || {
-        list_files(walker, &walk_root, after.as_deref(), budget, &abort)
+        list_files(
+            walker,
+            &walk_root,
+            &anchored,
+            after.as_deref(),
+            budget,
+            &abort,
+        )
     })
     .await
     .map_err(|err| Failure::new(format!("the file listing stopped unexpectedly: {err}")))?;
@@ -244,40 +254,57 @@ struct Listing {
     aborted: bool,
 }
 
+/// The per-file work of a listing: confirm, from the root's handle, that the path reaches the
+/// file the walk saw through no link (the walk confirms directories; files are confirmed here,
+/// on the workers).
+struct ConfirmFile<'a> {
+    root: &'a Path,
+    anchored: &'a Anchored,
+}
+
+impl FileWork for ConfirmFile<'_> {
+    type State = ();
+    type Output = Option<Vec<u8>>;
+
+    fn state(&self) -> Self::State {}
+
+    fn run(&self, (): &mut (), entry: &DirEntry) -> Option<Vec<u8>> {
+        self.anchored
+            .confirms(entry.path(), entry.ino())
+            .then(|| path_key(self.root, entry.path()).to_vec())
+    }
+}
+
 /// Walks in path order, skipping the resume key itself, until the page is full.
 fn list_files(
     walker: Walk,
     root: &Path,
+    anchored: &Anchored,
     after: Option<&[u8]>,
     budget: PageBudget,
     abort: &AbortSignal,
 ) -> Listing {
-    let mut listing = Listing {
-        page: PageFill::new(budget),
-        unreadable: 0,
-        aborted: false,
-    };
-    for entry in walker {
-        if abort.is_aborted() {
-            listing.aborted = true;
-            break;
+    let mut page = PageFill::new(budget);
+    let work = ConfirmFile { root, anchored };
+    let walked = in_order(walker, &work, abort, |key| {
+        let Some(key) = key else {
+            return ControlFlow::Continue(());
+        };
+        if after.is_some_and(|after| after == key.as_slice()) {
+            return ControlFlow::Continue(());
         }
-        match entry {
-            Ok(entry) if is_reportable_file(&entry) => {
-                let key = path_key(root, entry.path());
-                if after.is_some_and(|after| after == key) {
-                    continue;
-                }
-                let size = ENTRY_OVERHEAD_BYTES / 4 + key.len();
-                if !listing.page.offer(key.to_vec(), size) {
-                    break;
-                }
-            }
-            Ok(_) => {}
-            Err(_) => listing.unreadable += 1,
+        let size = ENTRY_OVERHEAD_BYTES / 4 + key.len();
+        if page.offer(key, size) {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
         }
+    });
+    Listing {
+        page,
+        unreadable: walked.unreadable,
+        aborted: walked.aborted,
     }
-    listing
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use super::cursor::{QueryId, Resume};
 use super::lines::MAX_LINE_BYTES;
 use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageFill, PageReport};
 use super::scan::{self, GrepJob, Hit, ScanNotes};
-use super::walk::{Confirm, SearchRoot, sorted_walker};
+use super::walk::{SearchRoot, sorted_walker};
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -131,7 +131,6 @@ impl GrepTool {
             &root,
             args.glob.as_deref(),
             resume.as_ref().map(|r| r.after.clone()),
-            Confirm::Directories,
         )?;
         let job = GrepJob {
             root: root.walk_root.clone(),

@@ -61,6 +61,7 @@ mod glob;
 mod grep;
 mod lines;
 mod ls;
+mod ordered;
 mod page;
 mod scan;
 mod walk;

@@ -177,7 +177,11 @@ impl PageReport<'_> {
     /// The paging fields. `empty` explains an empty result; `notes` are appended to the notice.
     pub(crate) fn into_fields(self, id: &QueryId, empty: &str, notes: &[String]) -> PageFields {
         let more = self.end != PageEnd::Exhausted;
-        let next_cursor = self.next.as_ref().filter(|_| more).map(|next| id.cursor(next));
+        let next_cursor = self
+            .next
+            .as_ref()
+            .filter(|_| more)
+            .map(|next| id.cursor(next));
         let total = match (self.known_total, more) {
             (Some(known), _) => Some(known),
             (None, true) => None,
@@ -185,7 +189,8 @@ impl PageReport<'_> {
         };
         let mut notice: Vec<String> = Vec::new();
         let (first, last) = (self.offset + 1, self.offset + self.shown);
-        let of_total = |total: Option<usize>| total.map_or_else(String::new, |t| format!(" of {t}"));
+        let of_total =
+            |total: Option<usize>| total.map_or_else(String::new, |t| format!(" of {t}"));
         if self.shown == 0 && self.offset == 0 {
             notice.push(empty.to_owned());
         } else if self.shown == 0 {
@@ -201,7 +206,11 @@ impl PageReport<'_> {
                     format!("{} {} per page", self.budget.limit, self.noun)
                 }
             };
-            let more_follow = if self.known_total.is_some() { "" } else { "; more follow" };
+            let more_follow = if self.known_total.is_some() {
+                ""
+            } else {
+                "; more follow"
+            };
             notice.push(format!(
                 "{} {first}–{last}{} ({reason}){more_follow}; next page: the same {} call with cursor \
                  \"{cursor}\", or narrow the search",
@@ -333,7 +342,12 @@ mod tests {
         }
         .into_fields(&id, "none", &[]);
         assert_eq!(known.total, Some(30));
-        assert!(known.notice.unwrap_or_default().starts_with("matches 1–4 of 30 (4 matches"));
+        assert!(
+            known
+                .notice
+                .unwrap_or_default()
+                .starts_with("matches 1–4 of 30 (4 matches")
+        );
     }
 
     #[test]

@@ -12,18 +12,16 @@
 //!
 //! # Ordered and early-stopping
 //!
-//! The calling thread walks (the walk is cheap next to searching) and numbers each file; one
-//! worker per core takes files from a bounded queue and searches them; their results come back
-//! out of order and are released to the caller strictly in walk order. When the caller says the
-//! page is full, a shared flag makes the workers drop what is still queued, and the walk stops:
-//! a page costs the files up to its end plus at most the queue's length of look-ahead, and the
-//! next page, resuming after the cursor, never re-reads what this one covered.
+//! Files are searched in parallel and released in walk order ([`super::ordered`]); when the
+//! page is full the search stops, and the next page, resuming after the cursor, never re-reads
+//! what this one covered.
 //!
 //! Within a file, at most `cap` matches keep their text (more could not fit on a page) and the
 //! search of that file stops at the match after them.
 
 use super::lines::{LineText, context_line, matched_line};
-use super::walk::{is_reportable_file, path_key, threads};
+use super::ordered::{FileWork, in_order};
+use super::walk::path_key;
 use grep_matcher::Matcher as _;
 use grep_regex::RegexMatcher;
 use grep_searcher::{
@@ -32,17 +30,9 @@ use grep_searcher::{
 };
 use ignore::{DirEntry, Walk};
 use kun_ports::AbortSignal;
-use std::collections::BTreeMap;
 use std::io;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Mutex, PoisonError};
-
-/// Files queued ahead of the result the caller waits for, per worker: enough to keep every
-/// worker busy, few enough that a full page wastes little.
-const QUEUE_PER_WORKER: usize = 32;
 
 /// What to search for.
 #[derive(Debug, Clone)]
@@ -111,127 +101,59 @@ pub(crate) struct ScanNotes {
     pub(crate) aborted: bool,
 }
 
-/// One file to search, numbered in walk order.
-struct Task {
-    seq: usize,
-    entry: DirEntry,
-}
-
 /// One searched file.
-struct Done {
-    seq: usize,
-    outcome: Searched,
-}
-
-enum Searched {
-    Hits { key: Vec<u8>, hits: Vec<Hit>, binary_root: bool },
+pub(crate) enum Searched {
+    Hits {
+        key: Vec<u8>,
+        hits: Vec<Hit>,
+        binary_root: bool,
+    },
     Unreadable,
 }
 
-/// Searches the files `walk` yields, handing each file with matches to `accept` in walk order
-/// until it answers [`ControlFlow::Break`] (the page is full) or the walk ends.
+/// Searches the files `walk` yields (see [`super::ordered`]), handing each file with matches
+/// to `accept` in walk order until it answers [`ControlFlow::Break`] (the page is full) or the
+/// walk ends.
 pub(crate) fn grep(
     walk: Walk,
     job: &GrepJob,
     mut accept: impl FnMut(FileHits) -> ControlFlow<()>,
 ) -> ScanNotes {
-    let workers = threads().max(1);
-    let stop = AtomicBool::new(false);
-    let (task_tx, task_rx) = mpsc::sync_channel::<Task>(workers * QUEUE_PER_WORKER);
-    let task_rx = Mutex::new(task_rx);
-    let (done_tx, done_rx) = mpsc::channel::<Done>();
     let mut notes = ScanNotes::default();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let done_tx = done_tx.clone();
-            let (task_rx, stop) = (&task_rx, &stop);
-            scope.spawn(move || work(job, task_rx, &done_tx, stop));
+    let walked = in_order(walk, job, &job.abort, |searched| match searched {
+        Searched::Unreadable => {
+            notes.unreadable += 1;
+            ControlFlow::Continue(())
         }
-        drop(done_tx);
-        let mut order = InOrder::default();
-        let mut release = |done: Done, notes: &mut ScanNotes| {
-            order.insert(done);
-            while let Some(outcome) = order.pop_next() {
-                if stop.load(AtomicOrdering::Relaxed) {
-                    return;
-                }
-                match outcome {
-                    Searched::Unreadable => notes.unreadable += 1,
-                    Searched::Hits { key, hits, binary_root } => {
-                        notes.binary_root |= binary_root;
-                        if !hits.is_empty() && accept(FileHits { key, hits }).is_break() {
-                            stop.store(true, AtomicOrdering::Relaxed);
-                        }
-                    }
-                }
+        Searched::Hits {
+            key,
+            hits,
+            binary_root,
+        } => {
+            notes.binary_root |= binary_root;
+            if hits.is_empty() {
+                ControlFlow::Continue(())
+            } else {
+                accept(FileHits { key, hits })
             }
-        };
-        let mut seq = 0usize;
-        for entry in walk {
-            if stop.load(AtomicOrdering::Relaxed) || job.abort.is_aborted() {
-                break;
-            }
-            for done in done_rx.try_iter() {
-                release(done, &mut notes);
-            }
-            match entry {
-                Ok(entry) if is_reportable_file(&entry) => {
-                    if task_tx.send(Task { seq, entry }).is_err() {
-                        break;
-                    }
-                    seq += 1;
-                }
-                Ok(_) => {}
-                Err(_) => notes.unreadable += 1,
-            }
-        }
-        drop(task_tx);
-        for done in done_rx {
-            release(done, &mut notes);
         }
     });
-    notes.aborted = job.abort.is_aborted();
+    notes.unreadable += walked.unreadable;
+    notes.aborted = walked.aborted;
     notes
 }
 
-/// Results waiting for the ones before them.
-#[derive(Default)]
-struct InOrder {
-    next: usize,
-    waiting: BTreeMap<usize, Searched>,
-}
+impl FileWork for GrepJob {
+    /// Each worker's own matcher clone (its own regex cache) and searcher.
+    type State = (RegexMatcher, Searcher);
+    type Output = Searched;
 
-impl InOrder {
-    fn insert(&mut self, done: Done) {
-        self.waiting.insert(done.seq, done.outcome);
+    fn state(&self) -> Self::State {
+        (self.matcher.clone(), searcher(self.context))
     }
 
-    fn pop_next(&mut self) -> Option<Searched> {
-        let outcome = self.waiting.remove(&self.next)?;
-        self.next += 1;
-        Some(outcome)
-    }
-}
-
-/// One worker: its own matcher clone (its own regex cache) and searcher.
-fn work(job: &GrepJob, tasks: &Mutex<Receiver<Task>>, done: &Sender<Done>, stop: &AtomicBool) {
-    let matcher = job.matcher.clone();
-    let mut searcher = searcher(job.context);
-    loop {
-        let task = tasks
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .recv();
-        let Ok(Task { seq, entry }) = task else {
-            return;
-        };
-        if stop.load(AtomicOrdering::Relaxed) || job.abort.is_aborted() {
-            continue;
-        }
-        let outcome = search(job, &matcher, &mut searcher, &entry);
-        if done.send(Done { seq, outcome }).is_err() {
-            return;
-        }
+    fn run(&self, (matcher, searcher): &mut Self::State, entry: &DirEntry) -> Searched {
+        search(self, matcher, searcher, entry)
     }
 }
 
@@ -351,9 +273,7 @@ impl Sink for FileSink<'_> {
         context: &SinkContext<'_>,
     ) -> Result<bool, io::Error> {
         match context.kind() {
-            SinkContextKind::Before => {
-                self.before.push(context_line(context.bytes()))
-            }
+            SinkContextKind::Before => self.before.push(context_line(context.bytes())),
             SinkContextKind::After if self.last_kept => {
                 if let Some(hit) = self.hits.last_mut() {
                     hit.after.push(context_line(context.bytes()));

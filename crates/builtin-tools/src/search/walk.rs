@@ -125,16 +125,6 @@ fn glob_root(walk_root: &Path, relative: &str, in_workspace: bool) -> PathBuf {
     }
 }
 
-/// Which walk entries are checked against the root's handle while walking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Confirm {
-    /// Every entry (`glob`: listed paths are never opened, so each is confirmed here).
-    Every,
-    /// Directories only (`grep`: each file is opened from the root's handle and checked to be
-    /// the inode the walk saw, so confirming it here too would only repeat the work).
-    Directories,
-}
-
 /// A walker over `root.walk_root` with ripgrep's default filters and an optional `rg -g` glob
 /// anchored at `root.glob_root`, yielding entries **in path order** ([`cmp_path_keys`]: each
 /// directory's entries sorted by name, depth first), lazily, so a page can stop walking once
@@ -150,7 +140,6 @@ pub(crate) fn sorted_walker(
     root: &SearchRoot,
     glob: Option<&str>,
     after: Option<Vec<u8>>,
-    confirm: Confirm,
 ) -> Result<Walk, Failure> {
     let mut builder = WalkBuilder::new(&root.walk_root);
     builder
@@ -174,11 +163,7 @@ pub(crate) fn sorted_walker(
         {
             return false;
         }
-        let check = match confirm {
-            Confirm::Every => true,
-            Confirm::Directories => is_dir(entry),
-        };
-        !check || anchored.confirms(entry.path(), entry.ino())
+        !is_dir(entry) || anchored.confirms(entry.path(), entry.ino())
     });
     if let Some(glob) = glob {
         builder.overrides(overrides(&root.glob_root, glob)?);
@@ -312,11 +297,7 @@ mod tests {
             glob_root: dir,
         };
         for (glob, ok) in [("[unclosed", false), ("  ", false), ("*.rs", true)] {
-            assert_eq!(
-                sorted_walker(&root, Some(glob), None, Confirm::Every).is_ok(),
-                ok,
-                "{glob}"
-            );
+            assert_eq!(sorted_walker(&root, Some(glob), None).is_ok(), ok, "{glob}");
         }
     }
 
