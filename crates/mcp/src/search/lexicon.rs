@@ -16,6 +16,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     // verbs
     &[
         "search", "find", "lookup", "look", "query", "seek", "locate", "grep", "discover", "match",
+        "where",
     ],
     &[
         "list",
@@ -81,7 +82,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["navigate", "goto", "visit", "open", "browse", "load", "go"],
     &["click", "press", "tap", "push", "select"],
     &["fill", "type", "enter", "input", "form", "field"],
-    &["hover", "mouseover", "point"],
+    &["hover", "mouseover", "point", "mouse", "cursor"],
     &["select", "choose", "pick", "dropdown", "option"],
     &["convert", "translate", "transform", "change"],
     &["compare", "diff", "difference", "delta", "changes"],
@@ -119,7 +120,8 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     ],
     &["directory", "folder", "dir"],
     &["repository", "repo", "project", "codebase"],
-    &["issue", "ticket", "bug", "task"],
+    &["issue", "ticket", "bug", "task", "report", "problem"],
+    &["undo", "revert", "reset", "unstage", "rollback", "restore"],
     &["pull", "pr", "mr"],
     &["commit", "changeset", "revision", "sha"],
     &["branch", "ref"],
@@ -172,7 +174,9 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["observation", "fact", "note", "detail"],
     &["graph", "knowledge"],
     &["environment", "env", "variable", "config", "setting"],
-    &["size", "length", "bytes"],
+    &[
+        "size", "length", "bytes", "big", "biggest", "large", "largest", "small", "huge",
+    ],
     &["tree", "hierarchy", "structure", "recursive", "nested"],
     &[
         "info",
