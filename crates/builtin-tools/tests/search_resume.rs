@@ -1,7 +1,11 @@
 //! Resuming pages: a cursor carries the last entry shown, and the next page resumes after it in
 //! the files as they are now. Hostile cursors are refused; pages joined equal `rg --sort path`.
 
-#![allow(clippy::expect_used, clippy::panic, reason = "test helpers fail loudly")]
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers fail loudly"
+)]
 
 mod search_fixture;
 

@@ -14,9 +14,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Mutex, PoisonError};
 
-/// Files queued ahead of the result the caller waits for, per worker: enough to keep every
-/// worker busy, few enough that a full page wastes little.
-const QUEUE_PER_WORKER: usize = 32;
+/// Files handed to a worker at a time (one channel message and one wake-up per batch, not per
+/// file).
+const BATCH: usize = 16;
+/// Batches queued ahead of the result the caller waits for, per worker: enough to keep every
+/// worker busy, few enough that a full page wastes little (at most this many batches of
+/// look-ahead).
+const QUEUE_PER_WORKER: usize = 4;
 
 /// The work done on each file, on a worker thread.
 pub(crate) trait FileWork: Sync {
@@ -49,9 +53,9 @@ pub(crate) fn in_order<W: FileWork>(
 ) -> Walked {
     let workers = threads().max(1);
     let stop = AtomicBool::new(false);
-    let (task_tx, task_rx) = mpsc::sync_channel::<(usize, DirEntry)>(workers * QUEUE_PER_WORKER);
+    let (task_tx, task_rx) = mpsc::sync_channel::<Batch>(workers * QUEUE_PER_WORKER);
     let task_rx = Mutex::new(task_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, W::Output)>();
+    let (done_tx, done_rx) = mpsc::channel::<Vec<(usize, W::Output)>>();
     let mut walked = Walked::default();
     std::thread::scope(|scope| {
         for _ in 0..workers {
@@ -61,8 +65,8 @@ pub(crate) fn in_order<W: FileWork>(
         }
         drop(done_tx);
         let mut order = InOrder::default();
-        let mut release = |seq: usize, output: W::Output| {
-            order.waiting.insert(seq, output);
+        let mut release = |outputs: Vec<(usize, W::Output)>| {
+            order.waiting.extend(outputs);
             while let Some(output) = order.pop_next() {
                 if stop.load(Ordering::Relaxed) {
                     return;
@@ -73,27 +77,36 @@ pub(crate) fn in_order<W: FileWork>(
             }
         };
         let mut seq = 0usize;
+        let mut batch: Batch = Vec::with_capacity(BATCH);
         for entry in walk {
             if stop.load(Ordering::Relaxed) || abort.is_aborted() {
                 break;
             }
-            for (done, output) in done_rx.try_iter() {
-                release(done, output);
-            }
             match entry {
                 Ok(entry) if is_reportable_file(&entry) => {
-                    if task_tx.send((seq, entry)).is_err() {
-                        break;
-                    }
+                    batch.push((seq, entry));
                     seq += 1;
                 }
                 Ok(_) => {}
                 Err(_) => walked.unreadable += 1,
             }
+            if batch.len() >= BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if task_tx.send(full).is_err() {
+                    break;
+                }
+                for outputs in done_rx.try_iter() {
+                    release(outputs);
+                }
+            }
+        }
+        if !batch.is_empty() && !stop.load(Ordering::Relaxed) {
+            // The walk ended (or was stopped, and then the workers drop it).
+            let _ = task_tx.send(batch);
         }
         drop(task_tx);
-        for (done, output) in done_rx {
-            release(done, output);
+        for outputs in done_rx {
+            release(outputs);
         }
     });
     walked.aborted = abort.is_aborted();
@@ -123,24 +136,30 @@ impl<T> InOrder<T> {
     }
 }
 
+/// Files numbered in walk order.
+type Batch = Vec<(usize, DirEntry)>;
+
 fn worker<W: FileWork>(
     work: &W,
     abort: &AbortSignal,
-    tasks: &Mutex<Receiver<(usize, DirEntry)>>,
-    done: &Sender<(usize, W::Output)>,
+    tasks: &Mutex<Receiver<Batch>>,
+    done: &Sender<Vec<(usize, W::Output)>>,
     stop: &AtomicBool,
 ) {
     let mut state = work.state();
     loop {
-        let task = tasks.lock().unwrap_or_else(PoisonError::into_inner).recv();
-        let Ok((seq, entry)) = task else {
+        let batch = tasks.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(batch) = batch else {
             return;
         };
-        if stop.load(Ordering::Relaxed) || abort.is_aborted() {
-            continue;
+        let mut outputs = Vec::with_capacity(batch.len());
+        for (seq, entry) in batch {
+            if stop.load(Ordering::Relaxed) || abort.is_aborted() {
+                break;
+            }
+            outputs.push((seq, work.run(&mut state, &entry)));
         }
-        let output = work.run(&mut state, &entry);
-        if done.send((seq, output)).is_err() {
+        if done.send(outputs).is_err() {
             return;
         }
     }
