@@ -55,7 +55,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     ],
     &[
         "delete", "remove", "destroy", "drop", "erase", "purge", "clear", "unlink", "trash",
-        "discard", "wipe", "forget",
+        "discard", "wipe", "forget", "rm", "rmdir",
     ],
     &[
         "send", "post", "publish", "reply", "comment", "message", "notify", "say", "tell",
@@ -73,7 +73,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
         "output",
     ],
     &["move", "rename", "relocate", "mv", "transfer"],
-    &["copy", "duplicate", "clone", "fork"],
+    &["copy", "duplicate", "clone", "fork", "cp"],
     &[
         "run", "execute", "exec", "invoke", "eval", "evaluate", "launch", "perform", "trigger",
         "call",
@@ -106,7 +106,8 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     // nouns
     &[
         "file", "document", "doc", "disk", "readme", "yaml", "yml", "json", "toml", "txt", "csv",
-        "markdown",
+        "markdown", "md", "py", "rs", "ts", "js", "go", "java", "xml", "ini", "cfg", "conf", "sh",
+        "touch",
     ],
     &[
         "multiple",
@@ -117,8 +118,9 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
         "simultaneously",
         "once",
         "various",
+        "together",
     ],
-    &["directory", "folder", "dir"],
+    &["directory", "folder", "dir", "mkdir", "ls"],
     &["repository", "repo", "project", "codebase"],
     &["issue", "ticket", "bug", "task", "report", "problem"],
     &["undo", "revert", "reset", "unstage", "rollback", "restore"],
@@ -151,6 +153,10 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
         "screenshot",
         "png",
         "jpeg",
+        "jpg",
+        "gif",
+        "webp",
+        "svg",
         "capture",
         "snapshot",
     ],
