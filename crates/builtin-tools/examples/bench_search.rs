@@ -5,8 +5,8 @@
 //! ```
 //!
 //! Trees:
-//! * **generated**: ≥ 25,000 files and ≥ 210 MB of code-like text (some of it `.gitignore`d, some
-//!   hidden, a few binary files), built once and cached under `target/bench-search-tree`;
+//! * **generated**: about 21,000 files and 120 MB of code-like text (some of it `.gitignore`d,
+//!   some hidden, a few binary files), built once and cached under `target/bench-search-tree`;
 //! * **cargo registry**: the crate sources on this machine (`~/.cargo/registry/src`), if any.
 //!
 //! For each tree and query (grep literal, grep regex, grep case-insensitive, glob) it runs our
@@ -14,6 +14,11 @@
 //! both found the same lines or files, then times several warm runs of each and prints the
 //! medians and the ratio ours/rg (target ≤ 1.2). `BENCH_RUNS` sets the number of timed runs
 //! (default 7). `rg` must be on PATH for the comparison (`cargo install ripgrep`).
+//!
+//! Then **paging**, as a model pages: our tools with the default page size, called again with
+//! each `next_cursor` until there is none. Per query it reports our first page, all our pages,
+//! one `rg` run over the whole tree, and the ratios (targets ≤ 1.2 for both). The pages joined
+//! must equal `rg --sort path`'s output line for line, in order; the program fails if not.
 
 use kun_builtin_tools::OutputLimits;
 use kun_builtin_tools::search::{GlobTool, GrepTool};
@@ -26,10 +31,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-type Res<T> = Result<T, Box<dyn Error>>;
+pub(crate) type Res<T> = Result<T, Box<dyn Error>>;
 
 #[path = "bench_search/tree.rs"]
 mod tree;
+
+#[path = "bench_search/paging.rs"]
+mod paging;
 
 fn main() -> Res<()> {
     let runs: usize = std::env::var("BENCH_RUNS")
@@ -91,6 +99,7 @@ fn main() -> Res<()> {
     if rg.is_some() {
         println!("\nworst wall-clock ratio ours/rg: {worst:.2} (target ≤ 1.20)");
     }
+    paging::run(&runtime, &tree::generated_tree()?, runs, rg.is_some())?;
     Ok(())
 }
 
@@ -141,7 +150,7 @@ fn measure(
 
 /// CPU clock ticks (user + system) of this process and of its waited-for children, from
 /// `/proc/self/stat`; zeros where that file does not exist.
-fn cpu_ticks() -> (u64, u64) {
+pub(crate) fn cpu_ticks() -> (u64, u64) {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
         return (0, 0);
     };
@@ -272,7 +281,7 @@ impl Bench {
             QueryKind::Glob => &self.glob,
         };
         let result = tool.execute(query.args.clone(), ctx).await?;
-        if result.is_error || result.output["has_more"] != json!(false) {
+        if result.is_error || result.output.get("next_cursor").is_some() {
             return Err(format!("{}: unexpected result {}", query.label, result.output).into());
         }
         Ok(result.output)
@@ -397,7 +406,7 @@ fn compare(query: &Query, ours: &Rows, theirs: &Rows) -> Res<()> {
     .into())
 }
 
-fn rg_version() -> Option<String> {
+pub(crate) fn rg_version() -> Option<String> {
     let output = Command::new("rg").arg("--version").output().ok()?;
     output.status.success().then(|| {
         String::from_utf8_lossy(&output.stdout)
@@ -408,12 +417,12 @@ fn rg_version() -> Option<String> {
     })
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort_unstable();
     samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
 
-fn ms(duration: Duration) -> f64 {
+pub(crate) fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 

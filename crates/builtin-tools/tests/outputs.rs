@@ -142,7 +142,7 @@ fn cases(locks: &Path) -> Vec<Case> {
             "grep: context and a next page",
             Arc::new(GrepTool::new(small_pages)),
             json!({"pattern": "w \\* h|w \\+ h|area", "context": 1}),
-            "src/lib.rs:1:8:pub fn area(w: u32, h: u32) -> u32 {\nsrc/lib.rs:2:5:    w * h\nsrc/lib.rs-3-}\n[matches 1–2 of 4 (2 matches per page); next page: the same grep call with cursor \"<CURSOR>\", or narrow the search]",
+            "src/lib.rs:1:8:pub fn area(w: u32, h: u32) -> u32 {\nsrc/lib.rs:2:5:    w * h\nsrc/lib.rs-3-}\n[matches 1–2 (2 matches per page); more follow; next page: the same grep call with cursor \"<CURSOR>\", or narrow the search]",
         ),
         case(
             "grep: nothing found says why",

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Bump when the generator changes, so a stale cached tree is rebuilt.
-const TREE_VERSION: &str = "kun-bench-search-tree v1";
-const MIN_FILES: usize = 25_000;
-const MIN_BYTES: u64 = 210 * 1024 * 1024;
+const TREE_VERSION: &str = "kun-bench-search-tree v2";
+const MIN_FILES: usize = 20_000;
+const MIN_BYTES: u64 = 100 * 1024 * 1024;
 
 /// The generated tree, built on first use and reused while its version marker matches.
 pub fn generated_tree() -> Res<PathBuf> {
@@ -65,14 +65,32 @@ fn file_text(rng: &mut Rng, size: usize) -> String {
     let mut text = String::with_capacity(size + 128);
     while text.len() < size {
         match rng.below(2000) {
-            0 | 1 => {
+            0..=2 => {
                 let word = WORDS[rng.below(WORDS.len() as u64) as usize].to_ascii_lowercase();
-                text.push_str(&format!(
-                    "    fn {word}_handler_{}(ctx: &Context) -> Result<()> {{\n",
-                    rng.below(1000)
-                ));
+                if rng.below(2) == 0 {
+                    text.push_str(&format!(
+                        "    fn {word}_handler_{}(ctx: &Context) -> Result<()> {{\n",
+                        rng.below(1000)
+                    ));
+                } else {
+                    text.push_str(&format!(
+                        "    pub fn {word}_handler(ctx: &Context) -> Result<()> {{\n"
+                    ));
+                }
             }
-            2..=5 => {
+            7..=13 => {
+                // `\bzq[a-z]{3}x\b` matches one spelling in three; the others are near misses.
+                let letters: String = (0..3)
+                    .map(|_| char::from(b'a' + rng.below(26) as u8))
+                    .collect();
+                let token = match rng.below(3) {
+                    0 => format!("zq{letters}x"),
+                    1 => format!("zq{letters}yx"),
+                    _ => format!("xzq{letters}x"),
+                };
+                text.push_str(&format!("    let {token} = queue.pop();\n"));
+            }
+            3..=5 => {
                 let spelling = ["ERROR_CODE_", "error_code_", "Error_Code_"][rng.below(3) as usize];
                 text.push_str(&format!(
                     "    // {spelling}{} raised when the queue is full\n",
@@ -122,10 +140,10 @@ fn generate(root: &Path) -> Res<(usize, u64)> {
     std::fs::write(root.join(".gitignore"), "target/\n*.log\nnode_modules/\n")?;
     let extensions = ["rs", "rs", "rs", "py", "ts", "md", "txt", "toml"];
     let mut n = 0usize;
-    while n < 22_000 {
+    while n < 17_600 {
         let (krate, module) = (n / 440, (n / 22) % 20);
         let ext = extensions[rng.below(extensions.len() as u64) as usize];
-        let size = 2_048 + rng.below(16_384) as usize;
+        let size = 1_024 + rng.below(8_192) as usize;
         let path = root.join(format!(
             "crate{krate:02}/src/mod{module:02}/file{n:05}.{ext}"
         ));
@@ -166,7 +184,7 @@ fn generate(root: &Path) -> Res<(usize, u64)> {
     }
     // Top up to the size targets with more visible files.
     while out.files < MIN_FILES || out.bytes < MIN_BYTES {
-        let size = 8_192 + rng.below(16_384) as usize;
+        let size = 1_024 + rng.below(8_192) as usize;
         let path = root.join(format!("extra/part{:03}/file{n:06}.rs", n / 200));
         out.write(&path, file_text(&mut rng, size).as_bytes())?;
         n += 1;

@@ -1,18 +1,20 @@
 //! `glob` (and its hidden alias `find`): list files matching a glob, by ripgrep's rules
 //! (`rg --files -g <pattern> --sort path`).
 
-use super::cursor::QueryId;
-use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageReport, fill};
-use super::walk::{SearchRoot, cmp_path_keys, is_reportable_file, parallel_walker, path_key};
+use super::cursor::{QueryId, Resume};
+use super::ordered::{FileWork, in_order};
+use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageFill, PageReport};
+use super::walk::{SearchRoot, path_key, sorted_walker};
+use crate::fs::beneath::Anchored;
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkParallel, WalkState};
+use ignore::{DirEntry, Walk};
 use kun_ports::{AbortSignal, SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::ops::ControlFlow;
+use std::path::Path;
 
 /// The name cursors are issued under: `glob` and `find` accept each other's cursors.
 const QUERY_FAMILY: &str = "glob";
@@ -184,23 +186,40 @@ async fn list(
     let root = SearchRoot::resolve(ctx, args.path.as_deref())?;
     let id =
         QueryId::of(&json!({"tool": QUERY_FAMILY, "pattern": args.pattern, "root": root.display}));
-    let offset = id.offset(args.cursor.as_deref())?;
+    let resume = id.resume(args.cursor.as_deref())?;
     let budget = PageBudget::new(args.limit, limits);
-    let walker = parallel_walker(&root, Some(&args.pattern))?;
+    let walker = sorted_walker(
+        &root,
+        Some(&args.pattern),
+        resume.as_ref().map(|r| r.after.clone()),
+    )?;
     let walk_root = root.walk_root.clone();
+    let anchored = std::sync::Arc::clone(&root.anchored);
     let abort = ctx.turn.abort.clone();
-    let listing = tokio::task::spawn_blocking(move || list_files(walker, &walk_root, &abort))
-        .await
-        .map_err(|err| Failure::new(format!("the file listing stopped unexpectedly: {err}")))?;
+    let after = resume.as_ref().map(|r| r.after.clone());
+    let listing = tokio::task::spawn_blocking(move || {
+        list_files(
+            walker,
+            &walk_root,
+            &anchored,
+            after.as_deref(),
+            budget,
+            &abort,
+        )
+    })
+    .await
+    .map_err(|err| Failure::new(format!("the file listing stopped unexpectedly: {err}")))?;
     if listing.aborted {
         return Err(Failure::new("the file listing was aborted with the turn"));
     }
-    let paths = listing
-        .keys
-        .iter()
-        .skip(offset)
-        .map(|key| root.display_path(key));
-    let (files, end) = fill(paths, |path| ENTRY_OVERHEAD_BYTES / 4 + path.len(), budget);
+    let (keys, end) = listing.page.finish();
+    let offset = resume.as_ref().map_or(0, |r| r.shown);
+    let next = keys.last().map(|last| Resume {
+        after: last.clone(),
+        line: 0,
+        shown: offset + keys.len(),
+    });
+    let files: Vec<String> = keys.iter().map(|key| root.display_path(key)).collect();
     let mut notes = Vec::new();
     if listing.unreadable > 0 {
         notes.push(format!(
@@ -211,11 +230,12 @@ async fn list(
     let report = PageReport {
         tool,
         noun: "files",
-        total: listing.keys.len(),
         offset,
         shown: files.len(),
+        known_total: None,
         end,
         budget,
+        next,
     };
     let empty = format!(
         "no files match {:?}; hidden directories and directories ignored by .gitignore, .ignore or .rgignore are \
@@ -227,74 +247,63 @@ async fn list(
     Ok(GlobOutput { files, page })
 }
 
-/// Every reportable file of a walk, sorted by path.
-#[derive(Debug, Default)]
+/// One page of the reportable files of a walk, in path order.
 struct Listing {
-    keys: Vec<Vec<u8>>,
+    page: PageFill<Vec<u8>>,
     unreadable: usize,
     aborted: bool,
 }
 
-fn list_files(walker: WalkParallel, root: &Path, abort: &AbortSignal) -> Listing {
-    let shared = Mutex::new(Listing::default());
-    walker.visit(&mut ListerFactory {
-        root,
-        abort,
-        shared: &shared,
+/// The per-file work of a listing: confirm, from the root's handle, that the path reaches the
+/// file the walk saw through no link (the walk confirms directories; files are confirmed here,
+/// on the workers).
+struct ConfirmFile<'a> {
+    root: &'a Path,
+    anchored: &'a Anchored,
+}
+
+impl FileWork for ConfirmFile<'_> {
+    type State = ();
+    type Output = Option<Vec<u8>>;
+
+    fn state(&self) -> Self::State {}
+
+    fn run(&self, (): &mut (), entry: &DirEntry) -> Option<Vec<u8>> {
+        self.anchored
+            .confirms(entry.path(), entry.ino())
+            .then(|| path_key(self.root, entry.path()).to_vec())
+    }
+}
+
+/// Walks in path order, skipping the resume key itself, until the page is full.
+fn list_files(
+    walker: Walk,
+    root: &Path,
+    anchored: &Anchored,
+    after: Option<&[u8]>,
+    budget: PageBudget,
+    abort: &AbortSignal,
+) -> Listing {
+    let mut page = PageFill::new(budget);
+    let work = ConfirmFile { root, anchored };
+    let walked = in_order(walker, &work, abort, |key| {
+        let Some(key) = key else {
+            return ControlFlow::Continue(());
+        };
+        if after.is_some_and(|after| after == key.as_slice()) {
+            return ControlFlow::Continue(());
+        }
+        let size = ENTRY_OVERHEAD_BYTES / 4 + key.len();
+        if page.offer(key, size) {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
     });
-    let mut listing = shared.into_inner().unwrap_or_else(PoisonError::into_inner);
-    listing.keys.sort_unstable_by(|a, b| cmp_path_keys(a, b));
-    listing.aborted = abort.is_aborted();
-    listing
-}
-
-struct ListerFactory<'s> {
-    root: &'s Path,
-    abort: &'s AbortSignal,
-    shared: &'s Mutex<Listing>,
-}
-
-impl<'s> ParallelVisitorBuilder<'s> for ListerFactory<'s> {
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(Lister {
-            root: self.root.to_path_buf(),
-            abort: self.abort,
-            shared: self.shared,
-            local: Listing::default(),
-        })
-    }
-}
-
-/// One walker thread's share of the listing, merged when the thread ends.
-struct Lister<'s> {
-    root: PathBuf,
-    abort: &'s AbortSignal,
-    shared: &'s Mutex<Listing>,
-    local: Listing,
-}
-
-impl ParallelVisitor for Lister<'_> {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        if self.abort.is_aborted() {
-            return WalkState::Quit;
-        }
-        match entry {
-            Ok(entry) if is_reportable_file(&entry) => self
-                .local
-                .keys
-                .push(path_key(&self.root, entry.path()).to_vec()),
-            Ok(_) => {}
-            Err(_) => self.local.unreadable += 1,
-        }
-        WalkState::Continue
-    }
-}
-
-impl Drop for Lister<'_> {
-    fn drop(&mut self) {
-        let mut shared = self.shared.lock().unwrap_or_else(PoisonError::into_inner);
-        shared.keys.append(&mut self.local.keys);
-        shared.unreadable += self.local.unreadable;
+    Listing {
+        page,
+        unreadable: walked.unreadable,
+        aborted: walked.aborted,
     }
 }
 

@@ -5,11 +5,11 @@
 //! adjacent (only when context was asked for), then the page notice in brackets when there is
 //! one (more pages, the last page, nothing found, clipped lines).
 
-use super::cursor::QueryId;
+use super::cursor::{QueryId, Resume};
 use super::lines::MAX_LINE_BYTES;
-use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageReport, fill};
-use super::scan::{self, GrepJob, GrepScan, Hit};
-use super::walk::{SearchRoot, parallel_walker};
+use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageFill, PageReport};
+use super::scan::{self, GrepJob, Hit, ScanNotes};
+use super::walk::{SearchRoot, sorted_walker};
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 /// The tool's catalog name.
 const NAME: &str = "grep";
@@ -66,7 +67,8 @@ pub struct GrepArgs {
 ///
 /// Results are every matching line under the search path, sorted by path (component-wise, as
 /// `rg --sort path`) then line, paged by match count ([`OutputLimits::max_lines`]) and output
-/// size ([`OutputLimits::max_bytes`]); `total` is always the exact number of matching lines.
+/// size ([`OutputLimits::max_bytes`]). A page stops searching once it is full (and knows that
+/// more follow); the last page carries `total`, the number of matching lines.
 ///
 /// ```
 /// use kun_builtin_tools::search::GrepTool;
@@ -123,25 +125,56 @@ impl GrepTool {
             "literal": literal,
             "context": context,
         }));
-        let offset = id.offset(args.cursor.as_deref())?;
+        let resume = id.resume(args.cursor.as_deref())?;
         let budget = PageBudget::new(args.limit, self.limits);
-        let walker = parallel_walker(&root, args.glob.as_deref())?;
+        let walker = sorted_walker(
+            &root,
+            args.glob.as_deref(),
+            resume.as_ref().map(|r| r.after.clone()),
+        )?;
         let job = GrepJob {
             root: root.walk_root.clone(),
             anchored: std::sync::Arc::clone(&root.anchored),
             matcher,
             context: context as usize,
-            window: offset.saturating_add(budget.limit),
+            cap: budget.limit,
+            resume: resume.as_ref().map(|r| (r.after.clone(), r.line)),
             abort: ctx.turn.abort.clone(),
         };
-        let scan = tokio::task::spawn_blocking(move || scan::grep(walker, &job))
-            .await
-            .map_err(|err| Failure::new(format!("the search stopped unexpectedly: {err}")))?;
-        if scan.aborted {
+        let display = root.clone();
+        let (page, notes) = tokio::task::spawn_blocking(move || {
+            let mut page = PageFill::new(budget);
+            let notes = scan::grep(walker, &job, |file| {
+                let path = display.display_path(&file.key);
+                for hit in &file.hits {
+                    let entry = Paged {
+                        key: file.key.clone(),
+                        clipped: hit.clipped(),
+                        found: GrepMatch::new(path.clone(), hit),
+                    };
+                    let size = entry.found.estimated_bytes();
+                    if !page.offer(entry, size) {
+                        return ControlFlow::Break(());
+                    }
+                }
+                ControlFlow::Continue(())
+            });
+            (page, notes)
+        })
+        .await
+        .map_err(|err| Failure::new(format!("the search stopped unexpectedly: {err}")))?;
+        if notes.aborted {
             return Err(Failure::new("the search was aborted with the turn"));
         }
-        Ok(page_of(&scan, &root, offset, budget, &id))
+        Ok(page_of(page, &notes, &root, resume.as_ref(), budget, &id))
     }
+}
+
+/// A match on the page, with what the next cursor needs.
+struct Paged {
+    key: Vec<u8>,
+    clipped: bool,
+    found: GrepMatch,
 }
 
 #[async_trait]
@@ -260,22 +293,22 @@ pub struct GrepOutput {
 }
 
 fn page_of(
-    scan: &GrepScan,
+    page: PageFill<Paged>,
+    scan: &ScanNotes,
     root: &SearchRoot,
-    offset: usize,
+    resume: Option<&Resume>,
     budget: PageBudget,
     id: &QueryId,
 ) -> GrepOutput {
-    let entries = scan
-        .hits_from(offset)
-        .map(|(file, hit)| GrepMatch::new(root.display_path(&file.key), hit));
-    let (matches, end) = fill(entries, GrepMatch::estimated_bytes, budget);
-    let clipped = scan
-        .hits_from(offset)
-        .take(matches.len())
-        .any(|(_, hit)| hit.clipped());
+    let (entries, end) = page.finish();
+    let offset = resume.map_or(0, |r| r.shown);
+    let next = entries.last().map(|last| Resume {
+        after: last.key.clone(),
+        line: last.found.line,
+        shown: offset + entries.len(),
+    });
     let mut notes = Vec::new();
-    if clipped {
+    if entries.iter().any(|entry| entry.clipped) {
         notes.push(format!(
             "lines longer than {MAX_LINE_BYTES} bytes are clipped around the match; read the file for the full line"
         ));
@@ -295,16 +328,20 @@ fn page_of(
     let report = PageReport {
         tool: NAME,
         noun: "matches",
-        total: scan.total,
         offset,
-        shown: matches.len(),
+        shown: entries.len(),
+        known_total: None,
         end,
         budget,
+        next,
     };
     let empty = "no matches; hidden files, files ignored by .gitignore, .ignore or .rgignore, and binary files are \
                  not searched: name a hidden or ignored directory in path to search inside it";
     let page = report.into_fields(id, empty, &notes);
-    GrepOutput { matches, page }
+    GrepOutput {
+        matches: entries.into_iter().map(|entry| entry.found).collect(),
+        page,
+    }
 }
 
 /// `path:line:col:text` per match, `path-line-text` per context line, `--` between
@@ -366,7 +403,7 @@ mod tests {
     #[test]
     fn renders_like_rg_without_heading() {
         let page = |notice: Option<&str>| PageFields {
-            total: 3,
+            total: Some(3),
             next_cursor: None,
             notice: notice.map(str::to_owned),
         };

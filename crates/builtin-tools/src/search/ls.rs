@@ -9,7 +9,7 @@
 //! `name -> dir/`, `name -> file`, `name -> (missing)` or `name -> (outside the workspace)`.
 //! Sizes and kinds are in the structured output.
 
-use super::cursor::QueryId;
+use super::cursor::{QueryId, Resume};
 use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageReport, fill};
 use super::walk::SearchRoot;
 use crate::fs::beneath::Anchored;
@@ -97,7 +97,7 @@ impl LsTool {
             .with("path", root.display.clone()));
         }
         let id = QueryId::of(&json!({"tool": NAME, "root": root.display}));
-        let offset = id.offset(args.cursor.as_deref())?;
+        let resume = id.resume(args.cursor.as_deref())?;
         let budget = PageBudget::new(args.limit, self.limits);
         let dir = root.walk_root.clone();
         let anchored = std::sync::Arc::clone(&root.anchored);
@@ -106,11 +106,21 @@ impl LsTool {
             .map_err(|err| Failure::new(format!("the listing stopped unexpectedly: {err}")))?
             .map_err(|err| Failure::new(format!("cannot list {}: {err}", root.display)))?;
         let total = raw.len();
+        // Resume after the last name shown, in the directory as it is now.
+        let start = resume
+            .as_ref()
+            .map_or(0, |r| raw.partition_point(|entry| entry.name <= r.after));
         let (page, end) = fill(
-            raw.into_iter().skip(offset),
+            raw.into_iter().skip(start),
             |raw| ENTRY_OVERHEAD_BYTES + raw.name.len(),
             budget,
         );
+        let offset = resume.as_ref().map_or(0, |r| r.shown);
+        let next = page.last().map(|last| Resume {
+            after: last.name.clone(),
+            line: 0,
+            shown: offset + page.len(),
+        });
         let entries: Vec<LsEntry> = page
             .into_iter()
             .map(|raw| describe(raw, &root.walk_root, ctx))
@@ -118,11 +128,12 @@ impl LsTool {
         let report = PageReport {
             tool: NAME,
             noun: "entries",
-            total,
             offset,
             shown: entries.len(),
+            known_total: Some(total),
             end,
             budget,
+            next,
         };
         let page = report.into_fields(&id, "the directory is empty", &[]);
         Ok(LsOutput {

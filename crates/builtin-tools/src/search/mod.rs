@@ -17,7 +17,8 @@
 //! the global git excludes file, `.ignore` and `.rgignore` are honoured, including ignore files
 //! in parent directories; symbolic links are not followed; binary files (a NUL byte) are
 //! skipped. The search root is never filtered, so `path: ".github"` searches that hidden
-//! directory. The walk is parallel (one thread per available core, at most 12).
+//! directory. The walk runs in path order; `grep` searches the files it yields on one worker per
+//! available core (at most 12) and releases their matches in path order.
 //!
 //! # Determinism and paging
 //!
@@ -25,9 +26,18 @@
 //! and arguments give the same output whatever order the threads finish in. A page holds at
 //! most `limit` entries (default and ceiling: [`OutputLimits::max_lines`](crate::OutputLimits))
 //! and at most [`OutputLimits::max_bytes`](crate::OutputLimits) of output, never less than one
-//! entry. Every result carries `total`, and `next_cursor` and `notice` when they apply;
-//! `next_cursor` is an opaque token for the same call's next page, and a cursor presented with
-//! other arguments is refused (`invalid_arguments`, "cursor does not belong to this query").
+//! entry. A page stops walking and searching as soon as one entry more than fits has been
+//! found (the proof that more follow), so the first page of a large result costs a fraction of
+//! a full search.
+//!
+//! `next_cursor` (there when more follow) names the last entry shown — path, and for `grep` the
+//! line; the next page resumes right after it, pruning every directory and file the earlier
+//! pages covered, so paging through everything costs about one search. Files changed between
+//! pages: what sorts after the cursor is seen as it is now; what sorts before it is not
+//! revisited. `total` is given on the last page (for `ls`, which reads its directory whole, on
+//! every page). A cursor is model input: it is validated (a relative path with no `.`/`..`,
+//! bounded size, the same query), never opened, and a malformed or foreign one is an
+//! `invalid_arguments` result ("cursor is malformed", "cursor does not belong to this query").
 //!
 //! # What the model reads
 //!
@@ -51,6 +61,7 @@ mod glob;
 mod grep;
 mod lines;
 mod ls;
+mod ordered;
 mod page;
 mod scan;
 mod walk;

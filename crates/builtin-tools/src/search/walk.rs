@@ -29,7 +29,7 @@
 use crate::Failure;
 use crate::fs::beneath::Anchored;
 use ignore::overrides::OverrideBuilder;
-use ignore::{DirEntry, WalkBuilder, WalkParallel};
+use ignore::{DirEntry, Walk, WalkBuilder};
 use kun_ports::{PathAccess, ToolContext};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
@@ -125,15 +125,22 @@ fn glob_root(walk_root: &Path, relative: &str, in_workspace: bool) -> PathBuf {
     }
 }
 
-/// A parallel walker over `root.walk_root` with ripgrep's default filters and an optional
-/// `rg -g` glob anchored at `root.glob_root`.
+/// A walker over `root.walk_root` with ripgrep's default filters and an optional `rg -g` glob
+/// anchored at `root.glob_root`, yielding entries **in path order** ([`cmp_path_keys`]: each
+/// directory's entries sorted by name, depth first), lazily, so a page can stop walking once
+/// it is full.
+///
+/// With `after` (a key from a cursor), every directory and file sorting before it is pruned
+/// without being read, so the walk resumes right where the previous page stopped; the entry
+/// `after` itself is still yielded (grep resumes inside it).
 ///
 /// # Errors
 /// `invalid_arguments` with the glob parser's message when `glob` is not a valid glob.
-pub(crate) fn parallel_walker(
+pub(crate) fn sorted_walker(
     root: &SearchRoot,
     glob: Option<&str>,
-) -> Result<WalkParallel, Failure> {
+    after: Option<Vec<u8>>,
+) -> Result<Walk, Failure> {
     let mut builder = WalkBuilder::new(&root.walk_root);
     builder
         .hidden(true)
@@ -145,14 +152,38 @@ pub(crate) fn parallel_walker(
         .require_git(false)
         .follow_links(false)
         .current_dir(&root.glob_root)
-        .threads(threads());
+        .sort_by_file_name(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
     builder.add_custom_ignore_filename(".rgignore");
     let anchored = Arc::clone(&root.anchored);
-    builder.filter_entry(move |entry| anchored.confirms(entry.path(), entry.ino()));
+    let walk_root = root.walk_root.clone();
+    builder.filter_entry(move |entry| {
+        if let Some(after) = &after
+            && entry.depth() > 0
+            && sorts_before(path_key(&walk_root, entry.path()), after, is_dir(entry))
+        {
+            return false;
+        }
+        !is_dir(entry) || anchored.confirms(entry.path(), entry.ino())
+    });
     if let Some(glob) = glob {
         builder.overrides(overrides(&root.glob_root, glob)?);
     }
-    Ok(builder.build_parallel())
+    Ok(builder.build())
+}
+
+fn is_dir(entry: &DirEntry) -> bool {
+    entry.file_type().is_some_and(|t| t.is_dir())
+}
+
+/// Whether the entry `key` (and, for a directory, everything under it) sorts before the
+/// resume key `after`, so a resumed walk can skip it.
+fn sorts_before(key: &[u8], after: &[u8], dir: bool) -> bool {
+    if cmp_path_keys(key, after) != Ordering::Less {
+        return false;
+    }
+    // A directory on the way to `after` holds entries after it: keep it.
+    let ancestor = after.len() > key.len() && after.starts_with(key) && after[key.len()] == b'/';
+    !(dir && ancestor)
 }
 
 fn overrides(root: &Path, glob: &str) -> Result<ignore::overrides::Override, Failure> {
@@ -265,8 +296,32 @@ mod tests {
             anchored: anchored(&dir),
             glob_root: dir,
         };
-        assert!(parallel_walker(&root, Some("[unclosed")).is_err());
-        assert!(parallel_walker(&root, Some("  ")).is_err());
-        assert!(parallel_walker(&root, Some("*.rs")).is_ok());
+        for (glob, ok) in [("[unclosed", false), ("  ", false), ("*.rs", true)] {
+            assert_eq!(sorted_walker(&root, Some(glob), None).is_ok(), ok, "{glob}");
+        }
+    }
+
+    #[test]
+    fn resumed_walks_prune_what_sorts_before_the_key() {
+        let after = b"b/c/d.rs";
+        for (key, dir, skipped) in [
+            (&b"a"[..], true, true),
+            (b"a.rs", false, true),
+            (b"b", true, false),
+            (b"b/a", true, true),
+            (b"b/c", true, false),
+            (b"b/c/a.rs", false, true),
+            (b"b/c/d.rs", false, false),
+            (b"b/c/e.rs", false, false),
+            (b"b/c-", true, false),
+            (b"c", false, false),
+        ] {
+            assert_eq!(
+                sorts_before(key, after, dir),
+                skipped,
+                "{}",
+                String::from_utf8_lossy(key)
+            );
+        }
     }
 }
