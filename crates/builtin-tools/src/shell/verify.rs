@@ -101,6 +101,35 @@ impl Default for VerifyConfig {
     }
 }
 
+/// A manifest's text, when it is a regular file of at most 1 MiB opened without following a
+/// symbolic link: a repository's `package.json` linked to `/dev/zero` or a FIFO must neither
+/// hang nor exhaust memory.
+fn read_manifest(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    const MAX_MANIFEST: u64 = 1 << 20;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc_nofollow_nonblock())
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_MANIFEST {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_MANIFEST).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// `O_NOFOLLOW | O_NONBLOCK`: a symbolic link fails to open; a FIFO opens without waiting
+/// for a writer (and is then refused as not a regular file).
+fn libc_nofollow_nonblock() -> i32 {
+    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK)
+        .bits()
+        .cast_signed()
+}
+
 /// The command lines of the checks detected in `root`; see the module docs.
 #[must_use]
 pub fn detect_checks(root: &Path, cargo: CargoChecks) -> Vec<String> {
@@ -113,7 +142,7 @@ pub fn detect_checks(root: &Path, cargo: CargoChecks) -> Vec<String> {
             checks.push("cargo test".to_owned());
         }
     }
-    if let Ok(text) = std::fs::read_to_string(root.join("package.json")) {
+    if let Some(text) = read_manifest(&root.join("package.json")) {
         let manifest: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         let test = manifest.pointer("/scripts/test").and_then(Value::as_str);
         // `npm init` writes a placeholder test script that always fails.
@@ -489,5 +518,40 @@ mod tests {
                 "npx --no-install tsc --noEmit"
             ]
         );
+    }
+
+    #[test]
+    fn a_hostile_package_json_neither_hangs_nor_fills_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = dir.path().join("package.json");
+        // Linked to an endless device, to a real manifest outside, and a FIFO nobody writes.
+        std::os::unix::fs::symlink("/dev/zero", &manifest).unwrap();
+        assert!(detect_checks(dir.path(), CargoChecks::default()).is_empty());
+        std::fs::remove_file(&manifest).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(
+            outside.path().join("p.json"),
+            r#"{"scripts":{"test":"jest"}}"#,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(outside.path().join("p.json"), &manifest).unwrap();
+        assert!(detect_checks(dir.path(), CargoChecks::default()).is_empty());
+        std::fs::remove_file(&manifest).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &manifest,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        assert!(detect_checks(dir.path(), CargoChecks::default()).is_empty());
+        // Too large to be a manifest.
+        std::fs::remove_file(&manifest).unwrap();
+        let mut big = String::from(r#"{"scripts":{"test":"jest"},"pad":""#);
+        big.push_str(&"x".repeat(2 << 20));
+        big.push_str("\"}");
+        std::fs::write(&manifest, big).unwrap();
+        assert!(detect_checks(dir.path(), CargoChecks::default()).is_empty());
     }
 }
