@@ -13,6 +13,7 @@ use crate::status::{ServerState, ServerStatus};
 use crate::tool::{Listing, McpTool};
 use kun_ports::Tool;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::{Notify, watch};
 
@@ -38,6 +39,8 @@ pub(crate) struct ServerSlot {
     pub status: Arc<Mutex<ServerStatus>>,
     /// Asks the supervisor to list the tools again.
     pub refresh: Notify,
+    /// Whether a supervisor was started for it (at most once).
+    pub launched: AtomicBool,
 }
 
 impl ServerSlot {
