@@ -28,6 +28,8 @@ pub struct McpCatalog {
     pub search_active: bool,
     /// Catalog name → (server, original tool name), for every tool of every server.
     pub names: NameTable,
+    /// Each server's state when this catalog was published, in configuration order.
+    pub statuses: Vec<ServerStatus>,
 }
 
 /// One configured server and what lives as long as it does.
@@ -85,6 +87,7 @@ impl Shared {
             providers: Vec::new(),
             search_active: false,
             names: NameTable::new(),
+            statuses: Vec::new(),
         }));
         let shared = Arc::new(Self {
             search,
@@ -245,6 +248,7 @@ impl Shared {
             providers,
             search_active: state.search_active,
             names,
+            statuses: self.servers.iter().map(|s| s.status().clone()).collect(),
         }));
     }
 }
