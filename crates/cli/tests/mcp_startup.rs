@@ -127,7 +127,10 @@ async fn serve_answers_at_once_and_a_slow_servers_tools_arrive_with_list_changed
     eprintln!("initialize + tools/list with an 8 s server configured: {elapsed:?}");
     assert!(elapsed < AT_ONCE, "took {elapsed:?}");
     assert!(listed.contains(&"read".to_owned()), "{listed:?}");
-    assert!(!listed.iter().any(|n| n.starts_with("mcp_slow_")), "{listed:?}");
+    assert!(
+        !listed.iter().any(|n| n.starts_with("mcp_slow_")),
+        "{listed:?}"
+    );
     // The server was launched in the background, not skipped.
     wait_for(LIMIT, "the slow server to be launched", || {
         !launches(&env, "slow").is_empty()
@@ -155,9 +158,13 @@ async fn in_search_mode_a_late_servers_tools_become_search_records() {
     let client = Client::default();
     let session = stdio(&env, &["--config", &config], client.clone()).await;
     let search = || async {
-        let found = call(&session, "mcp_search", json!({"query": "echo the text back"}))
-            .await
-            .unwrap();
+        let found = call(
+            &session,
+            "mcp_search",
+            json!({"query": "echo the text back"}),
+        )
+        .await
+        .unwrap();
         text(&found)
     };
     if names(&tools(&session).await).contains(&"mcp_search".to_owned()) {
@@ -202,7 +209,11 @@ async fn a_hanging_server_blocks_nothing_and_shows_as_not_ready() {
     session.cancel().await.unwrap();
 
     let (out, took) = run(&env, &config, &["catalog", "--json", "--wait-mcp", "1"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(took < Duration::from_secs(15), "catalog took {took:?}");
     let catalog = stdout_json(&out);
     let not_ready = catalog["mcp_not_ready"].as_array().unwrap();
@@ -239,9 +250,11 @@ async fn a_hanging_server_blocks_nothing_and_shows_as_not_ready() {
     // Every launch of the hanging server was stopped with the command that launched it.
     let pids = launches(&env, "hang");
     assert!(pids.len() >= 5, "serve, 2 × catalog, 2 × doctor: {pids:?}");
-    wait_for(Duration::from_secs(20), "the hanging servers to be stopped", || {
-        pids.iter().all(|pid| !alive(*pid))
-    });
+    wait_for(
+        Duration::from_secs(20),
+        "the hanging servers to be stopped",
+        || pids.iter().all(|pid| !alive(*pid)),
+    );
 }
 
 #[test]
@@ -280,7 +293,11 @@ fn call_of_a_built_in_tool_starts_no_mcp_server() {
         &["call", "--yes", "read", r#"{"path": "src/notes.txt"}"#],
     );
     eprintln!("call read with an 8 s and a hanging server configured: {took:?}");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("beta"));
     assert!(took < Duration::from_secs(5), "call read took {took:?}");
     assert!(launches(&env, "slow").is_empty());
@@ -301,12 +318,24 @@ fn call_of_an_mcp_tool_starts_only_its_server() {
     let (out, _) = run(
         &env,
         &config,
-        &["call", "--yes", "mcp_alpha_echo", r#"{"text": "only alpha"}"#],
+        &[
+            "call",
+            "--yes",
+            "mcp_alpha_echo",
+            r#"{"text": "only alpha"}"#,
+        ],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let result = stdout_json(&out);
     assert_eq!(result["is_error"], false, "{result}");
-    assert!(result["output"].to_string().contains("only alpha"), "{result}");
+    assert!(
+        result["output"].to_string().contains("only alpha"),
+        "{result}"
+    );
     assert_eq!(launches(&env, "alpha").len(), 1);
     assert!(launches(&env, "beta").is_empty());
 
@@ -329,9 +358,17 @@ async fn servers_added_and_removed_by_a_reload_connect_and_disconnect_in_the_bac
     let config = write_config(&env, &[], "");
     let client = Client::default();
     let session = stdio(&env, &["--config", &config], client.clone()).await;
-    assert!(!names(&tools(&session).await).iter().any(|n| n.starts_with("mcp_")));
+    assert!(
+        !names(&tools(&session).await)
+            .iter()
+            .any(|n| n.starts_with("mcp_"))
+    );
 
-    write_config(&env, &[Server::new("added", &["--startup-delay-ms", "500"])], "");
+    write_config(
+        &env,
+        &[Server::new("added", &["--startup-delay-ms", "500"])],
+        "",
+    );
     until_listed(&session, &client, "mcp_added_echo").await;
     let pid = launches(&env, "added")[0];
 
@@ -343,8 +380,10 @@ async fn servers_added_and_removed_by_a_reload_connect_and_disconnect_in_the_bac
             .await
             .expect("the removed server's tools stayed listed");
     }
-    wait_for(Duration::from_secs(20), "the removed server to stop", || {
-        !alive(pid)
-    });
+    wait_for(
+        Duration::from_secs(20),
+        "the removed server to stop",
+        || !alive(pid),
+    );
     session.cancel().await.unwrap();
 }

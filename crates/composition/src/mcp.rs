@@ -117,7 +117,9 @@ impl McpAttachment {
             .filter(|status| {
                 !matches!(
                     status.state,
-                    ServerState::Connected { .. } | ServerState::Disabled | ServerState::Refused { .. }
+                    ServerState::Connected { .. }
+                        | ServerState::Disabled
+                        | ServerState::Refused { .. }
                 )
             })
             .collect()

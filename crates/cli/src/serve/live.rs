@@ -22,8 +22,8 @@
 //! Invariant: a call holds the `Arc<Assembly>` it started with, so a reload never changes a
 //! running turn; the next `tools/call` uses the new assembly.
 
-use arc_swap::ArcSwap;
 use super::servers;
+use arc_swap::ArcSwap;
 use kun_composition::{Assembly, ConfigPaths, McpAttachment, McpLaunch, Overrides, Settings};
 use kun_registry::fingerprint_catalog;
 use std::path::PathBuf;
@@ -129,7 +129,6 @@ impl Live {
         *self.mcp.lock().unwrap_or_else(PoisonError::into_inner) = mcp;
         self
     }
-
 
     /// Stops the MCP servers.
     pub async fn shutdown_mcp(&self) {

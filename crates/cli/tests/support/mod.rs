@@ -205,7 +205,14 @@ pub fn fixture_server() -> PathBuf {
             Some(other) => other,
         };
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "kun-mcp-fixture-server", "--profile", profile])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "kun-mcp-fixture-server",
+                "--profile",
+                profile,
+            ])
             .arg("--target-dir")
             .arg(profile_dir.parent().unwrap())
             .current_dir(repo_root())

@@ -17,8 +17,8 @@ use crate::trust::McpTrust;
 use state::{ServerSlot, Shared};
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
@@ -329,8 +329,7 @@ impl McpManager {
     }
 
     fn launch_slot(&self, slot: &Arc<ServerSlot>) {
-        if slot.status().state != ServerState::Idle || slot.launched.swap(true, Ordering::AcqRel)
-        {
+        if slot.status().state != ServerState::Idle || slot.launched.swap(true, Ordering::AcqRel) {
             return;
         }
         self.shared.set_state(slot, ServerState::Starting, None);
@@ -352,7 +351,11 @@ impl McpManager {
         // Subscribe before looking, so a change between the look and the wait is not missed.
         let mut changes = self.shared.subscribe();
         let settled = async {
-            while self.statuses().iter().any(|s| s.state == ServerState::Starting) {
+            while self
+                .statuses()
+                .iter()
+                .any(|s| s.state == ServerState::Starting)
+            {
                 if changes.changed().await.is_err() {
                     break;
                 }

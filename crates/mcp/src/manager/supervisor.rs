@@ -34,7 +34,11 @@ enum Ended {
 
 /// Runs the server's connection until shutdown. The state leaves `starting` after the first
 /// attempt, whatever its outcome.
-pub(crate) async fn supervise(shared: Arc<Shared>, slot: Arc<ServerSlot>, shutdown: CancellationToken) {
+pub(crate) async fn supervise(
+    shared: Arc<Shared>,
+    slot: Arc<ServerSlot>,
+    shutdown: CancellationToken,
+) {
     let policy = slot.config.reconnect;
     let mut failures: u32 = 0;
     let mut ever_connected = false;

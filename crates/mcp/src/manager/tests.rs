@@ -36,7 +36,14 @@ async fn every_tool_name_has_exactly_its_server_as_owner() {
             assert_eq!(manager.owner_of(&name), Some(server), "{name}");
         }
     }
-    for name in ["mcp_search", "mcp_describe", "mcp_call", "read", "mcp_", "mcp_gitx_y"] {
+    for name in [
+        "mcp_search",
+        "mcp_describe",
+        "mcp_call",
+        "read",
+        "mcp_",
+        "mcp_gitx_y",
+    ] {
         assert_eq!(manager.owner_of(name), None, "{name}");
     }
 }
