@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-use support::client::{Client, LIMIT, call, names, stdio, text, tools};
+use support::client::{Client, LIMIT, call, names, stdio, text, tools, until_listed};
 use support::{Env, fixture_server, wait_for};
 
 /// What "at once" means on a loaded two-core machine running other tests (measured: tens of
@@ -95,20 +95,6 @@ fn stdout_json(out: &Output) -> Value {
 
 fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// Waits for `tools/list_changed` notifications until `tool` is listed.
-async fn until_listed(session: &support::client::Session, client: &Client, tool: &str) {
-    let deadline = Instant::now() + LIMIT;
-    loop {
-        if names(&tools(session).await).iter().any(|n| n == tool) {
-            return;
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        tokio::time::timeout(left, client.list_changed.notified())
-            .await
-            .unwrap_or_else(|_| panic!("no tools/list_changed brought `{tool}`"));
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
