@@ -373,3 +373,52 @@ async fn servers_added_and_removed_by_a_reload_connect_and_disconnect_in_the_bac
     );
     session.cancel().await.unwrap();
 }
+
+#[test]
+fn serve_reports_a_failing_server_once_on_stderr() {
+    use std::io::{BufRead, BufReader};
+    let env = Env::new();
+    let config = write_config(&env, &[Server::new("broken", &["--exit-immediately"])], "");
+    let ws = env.ws_arg();
+    let mut child = env
+        .command(&["serve", "--workspace", &ws, "--config", &config])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // Wait for the report, then for several more failed attempts (each retried with backoff).
+    while launches(&env, "broken").len() < 4 {
+        assert!(
+            Instant::now() < deadline,
+            "the server was not retried: {seen:?}"
+        );
+        while let Ok(line) = received.recv_timeout(Duration::from_millis(100)) {
+            seen.push(line);
+        }
+    }
+    while let Ok(line) = received.recv_timeout(Duration::from_millis(300)) {
+        seen.push(line);
+    }
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let reports: Vec<&String> = seen
+        .iter()
+        .filter(|line| line.contains("MCP server `broken` is not available"))
+        .collect();
+    assert_eq!(reports.len(), 1, "{seen:?}");
+    assert!(
+        reports[0].contains("exiting before the handshake") && reports[0].contains("doctor"),
+        "{}",
+        reports[0]
+    );
+}
