@@ -113,7 +113,7 @@ fn report(
             .map(|p| {
                 let listed = catalog
                     .iter()
-                    .filter(|tool| *tool.provider_id == *p.id)
+                    .filter(|tool| *tool.provider_id() == *p.id)
                     .count();
                 let mut entry = json!({
                     "id": p.id,

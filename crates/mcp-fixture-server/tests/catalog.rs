@@ -88,7 +88,7 @@ async fn tools_are_listed_with_names_policies_and_kinds() {
         echo.spec().input_schema["properties"]["text"]["type"],
         "string"
     );
-    assert_eq!(echo.provider_id.as_ref(), "mcp:fixture");
+    assert_eq!(echo.provider_id(), "mcp:fixture");
     manager.shutdown().await;
 }
 
@@ -250,7 +250,7 @@ async fn untrusted_servers_are_not_listed_and_refuse_calls() {
         progress: &kun_ports::NoProgress,
     };
     let refused = descriptor
-        .tool
+        .tool()
         .execute(json!({"text": "x"}), tool_ctx)
         .await
         .unwrap();
@@ -264,7 +264,7 @@ async fn untrusted_servers_are_not_listed_and_refuse_calls() {
 
     let hidden = registry.snapshot().get("mcp_hidden_echo").cloned().unwrap();
     let refused = hidden
-        .tool
+        .tool()
         .execute(json!({"text": "x"}), tool_ctx)
         .await
         .unwrap();

@@ -225,7 +225,7 @@ async fn calls_while_reconnecting_fail_fast_with_the_reason() {
         progress: &kun_ports::NoProgress,
     };
     let result = descriptor
-        .tool
+        .tool()
         .execute(json!({"text": "x"}), tool_ctx)
         .await
         .unwrap();

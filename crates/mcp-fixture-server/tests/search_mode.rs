@@ -120,7 +120,7 @@ async fn mcp_call_names_its_target_and_the_target_is_gated() {
     let gateway = registry.snapshot().get("mcp_call").cloned().unwrap();
     assert_eq!(
         gateway
-            .tool
+            .tool()
             .forward(&json!({"name": "mcp_notes_echo", "arguments": {"text": "hi"}})),
         Some(Ok(ForwardedCall {
             tool_name: "mcp_notes_echo".into(),
@@ -128,7 +128,7 @@ async fn mcp_call_names_its_target_and_the_target_is_gated() {
         }))
     );
     assert_eq!(
-        gateway.tool.forward(&json!({"name": "mcp_notes_echo"})),
+        gateway.tool().forward(&json!({"name": "mcp_notes_echo"})),
         Some(Ok(ForwardedCall {
             tool_name: "mcp_notes_echo".into(),
             arguments: json!({})
@@ -136,7 +136,7 @@ async fn mcp_call_names_its_target_and_the_target_is_gated() {
     );
     assert!(
         gateway
-            .tool
+            .tool()
             .forward(&json!({"name": "mcp_notes"}))
             .unwrap()
             .unwrap_err()
@@ -144,12 +144,12 @@ async fn mcp_call_names_its_target_and_the_target_is_gated() {
     );
     assert!(
         gateway
-            .tool
+            .tool()
             .forward(&json!({"name": "mcp_notes_echo", "arguments": [1]}))
             .unwrap()
             .is_err()
     );
-    assert!(gateway.tool.forward(&json!({})).unwrap().is_err());
+    assert!(gateway.tool().forward(&json!({})).unwrap().is_err());
 
     let host = host(&registry);
     let ws = tempfile::tempdir().unwrap();

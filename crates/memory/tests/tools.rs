@@ -372,7 +372,7 @@ async fn specs_follow_the_table() {
             "{}",
             spec.name
         );
-        assert_eq!(tool.provider_kind, kun_ports::ProviderKind::Memory);
+        assert_eq!(tool.provider_kind(), kun_ports::ProviderKind::Memory);
         assert!(
             spec.output_schema.is_some(),
             "{} declares its output",

@@ -582,27 +582,75 @@ pub trait ToolProvider: Send + Sync {
 pub trait Delegable: ToolProvider {}
 
 /// A tool as listed in a catalog: the tool and its provider.
+///
+/// Cloning costs one reference count: a listing of a thousand tools copies a thousand
+/// pointers, nothing more.
+///
+/// ```
+/// use kun_ports::{ProviderKind, ToolDescriptor};
+/// # use kun_ports::{Tool, ToolSpec, ToolContext, ToolError, ToolResult};
+/// # struct Echo(ToolSpec);
+/// # #[async_trait::async_trait]
+/// # impl Tool for Echo {
+/// #     fn spec(&self) -> &ToolSpec { &self.0 }
+/// #     async fn execute<'a>(&self, a: serde_json::Value, _: ToolContext<'a>) -> Result<ToolResult, ToolError> { Ok(ToolResult::ok(a)) }
+/// # }
+/// let echo = Echo(ToolSpec::new("echo", "Echoes.", serde_json::json!({"type": "object"})));
+/// let listed = ToolDescriptor::new(std::sync::Arc::new(echo), "builtin", ProviderKind::BuiltIn);
+/// assert_eq!(listed.name(), "echo");
+/// assert_eq!(listed.provider_id(), "builtin");
+/// ```
 #[derive(Clone)]
-pub struct ToolDescriptor {
-    /// The tool.
-    pub tool: Arc<dyn Tool>,
-    /// Its provider's id.
-    pub provider_id: Arc<str>,
-    /// Its provider's kind.
-    pub provider_kind: ProviderKind,
+pub struct ToolDescriptor(Arc<Listed>);
+
+struct Listed {
+    tool: Arc<dyn Tool>,
+    provider_id: Arc<str>,
+    provider_kind: ProviderKind,
 }
 
 impl ToolDescriptor {
+    /// The tool as served by the provider `provider_id` of kind `provider_kind`.
+    pub fn new(
+        tool: Arc<dyn Tool>,
+        provider_id: impl Into<Arc<str>>,
+        provider_kind: ProviderKind,
+    ) -> Self {
+        Self(Arc::new(Listed {
+            tool,
+            provider_id: provider_id.into(),
+            provider_kind,
+        }))
+    }
+
+    /// The tool.
+    #[must_use]
+    pub fn tool(&self) -> &Arc<dyn Tool> {
+        &self.0.tool
+    }
+
+    /// Its provider's id.
+    #[must_use]
+    pub fn provider_id(&self) -> &str {
+        &self.0.provider_id
+    }
+
+    /// Its provider's kind.
+    #[must_use]
+    pub fn provider_kind(&self) -> ProviderKind {
+        self.0.provider_kind
+    }
+
     /// The tool's metadata.
     #[must_use]
     pub fn spec(&self) -> &ToolSpec {
-        self.tool.spec()
+        self.0.tool.spec()
     }
 
     /// The tool's name.
     #[must_use]
     pub fn name(&self) -> &str {
-        &self.tool.spec().name
+        &self.0.tool.spec().name
     }
 }
 
@@ -610,8 +658,8 @@ impl fmt::Debug for ToolDescriptor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolDescriptor")
             .field("name", &self.name())
-            .field("provider_id", &self.provider_id)
-            .field("provider_kind", &self.provider_kind)
+            .field("provider_id", &self.provider_id())
+            .field("provider_kind", &self.provider_kind())
             .finish()
     }
 }
@@ -628,8 +676,8 @@ impl Serialize for ToolDescriptor {
         s.serialize_field("kind", &spec.kind)?;
         s.serialize_field("policy", &spec.policy)?;
         s.serialize_field("side_effect", &spec.side_effect)?;
-        s.serialize_field("provider_id", &*self.provider_id)?;
-        s.serialize_field("provider_kind", &self.provider_kind)?;
+        s.serialize_field("provider_id", self.provider_id())?;
+        s.serialize_field("provider_kind", &self.provider_kind())?;
         s.end()
     }
 }

@@ -197,7 +197,7 @@ impl CatalogFilters {
                     || entry.read_only
                     || self.plan_whitelist.admits(entry.descriptor.spec()))
                 && (entry.user_interaction || listed_kinds.admits(entry.kind))
-                && entry.descriptor.tool.should_advertise(ctx);
+                && entry.descriptor.tool().should_advertise(ctx);
             if keep {
                 out.push(entry.descriptor.clone());
             }
@@ -280,7 +280,7 @@ impl CatalogFilters {
         {
             return Err(NotAdvertisedReason::ToolPolicy);
         }
-        if !entry.descriptor.tool.should_advertise(ctx) {
+        if !entry.descriptor.tool().should_advertise(ctx) {
             return Err(NotAdvertisedReason::Context);
         }
         Ok(())

@@ -166,12 +166,47 @@ pub fn fingerprint_specs<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> C
     if !sorted.is_sorted_by(|a, b| a.name <= b.name) {
         sorted.sort_unstable_by(|a, b| a.name.cmp(&b.name));
     }
-    let mut buffer = Vec::with_capacity(1024);
+    let digests = digest_all(&sorted);
     fingerprint_from_digests(
         sorted
-            .into_iter()
-            .map(|spec| (spec.name.as_str(), digest_into(spec, &mut buffer))),
+            .iter()
+            .zip(digests)
+            .map(|(spec, digest)| (spec.name.as_str(), digest)),
     )
+}
+
+/// Below this many specs one thread hashes them all: a thread costs more than it saves.
+const PARALLEL_FROM: usize = 256;
+
+/// The digest of every spec, in order. A large catalog is split across the machine's cores:
+/// walking a thousand scattered schema trees is bound by memory latency, which more cores
+/// hide (see `cargo xtask bench catalog`).
+fn digest_all(specs: &[&ToolSpec]) -> Vec<Digest> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let threads = threads.min(specs.len() / (PARALLEL_FROM / 2)).clamp(1, 8);
+    let digest_run = |run: &[&ToolSpec]| -> Vec<Digest> {
+        let mut buffer = Vec::with_capacity(1024);
+        run.iter()
+            .map(|spec| digest_into(spec, &mut buffer))
+            .collect()
+    };
+    if threads == 1 {
+        return digest_run(specs);
+    }
+    let runs: Vec<&[&ToolSpec]> = specs.chunks(specs.len().div_ceil(threads)).collect();
+    std::thread::scope(|scope| {
+        // This thread takes the first run itself; the others go to scoped threads.
+        let workers: Vec<_> = runs[1..]
+            .iter()
+            .map(|&run| scope.spawn(move || digest_run(run)))
+            .collect();
+        let mut digests = digest_run(runs[0]);
+        for (worker, &run) in workers.into_iter().zip(&runs[1..]) {
+            // Hashing does not panic; should a worker die anyway, its run is redone here.
+            digests.extend(worker.join().unwrap_or_else(|_| digest_run(run)));
+        }
+        digests
+    })
 }
 
 /// Fingerprints a listing (for example the output of `list_tools`).
@@ -235,6 +270,18 @@ mod tests {
             fingerprint_specs([&a]).fingerprint,
             fingerprint_specs([&b]).fingerprint
         );
+    }
+
+    #[test]
+    fn a_large_catalog_split_across_threads_hashes_like_one_thread() {
+        let specs: Vec<ToolSpec> = (0..1000)
+            .map(|i| spec(&format!("t{i:04}"), &format!("Tool {i}."), json!({"i": i})))
+            .collect();
+        let parallel = fingerprint_specs(&specs);
+        let serial =
+            fingerprint_from_digests(specs.iter().map(|s| (s.name.as_str(), tool_digest(s))));
+        assert_eq!(parallel, serial);
+        assert_eq!(parallel.tool_count, 1000);
     }
 
     #[test]

@@ -87,11 +87,11 @@ impl<'a> DispatchLanes<'a> {
         let Some(tool) = self.snapshot.get(&call.tool_name) else {
             return Lane::Serial;
         };
-        if call.tool_name == DELEGATE_TASK && tool.provider_kind == ProviderKind::Delegation {
+        if call.tool_name == DELEGATE_TASK && tool.provider_kind() == ProviderKind::Delegation {
             return Lane::Delegation;
         }
         let read_only = PARALLEL_READ_ONLY_TOOLS.contains(&call.tool_name.as_str())
-            && tool.provider_kind == ProviderKind::BuiltIn
+            && tool.provider_kind() == ProviderKind::BuiltIn
             && tool.spec().kind == ToolKind::ToolCall
             && call.tool_kind.is_none_or(|k| k == ToolKind::ToolCall);
         if read_only {

@@ -140,11 +140,11 @@ impl RegistrySnapshot {
                 let tool = &entry.tools[position];
                 let spec = tool.spec();
                 ToolEntry {
-                    descriptor: ToolDescriptor {
-                        tool: Arc::clone(tool),
-                        provider_id: Arc::clone(&entry.id),
-                        provider_kind: entry.kind,
-                    },
+                    descriptor: ToolDescriptor::new(
+                        Arc::clone(tool),
+                        Arc::clone(&entry.id),
+                        entry.kind,
+                    ),
                     provider: index,
                     name: Box::from(name),
                     kind: spec.kind,
@@ -207,7 +207,7 @@ impl RegistrySnapshot {
     /// The kind of the provider serving `tool_name`, if registered.
     #[must_use]
     pub fn provider_kind_of(&self, tool_name: &str) -> Option<ProviderKind> {
-        self.get(tool_name).map(|d| d.provider_kind)
+        self.get(tool_name).map(|d| d.provider_kind())
     }
 
     /// The fingerprint of a listing taken from this snapshot. Tools registered here reuse
@@ -222,7 +222,7 @@ impl RegistrySnapshot {
         fingerprint_from_digests(sorted.into_iter().map(|d| {
             let digest = self
                 .entry(d.name())
-                .filter(|e| Arc::ptr_eq(&e.descriptor.tool, &d.tool))
+                .filter(|e| Arc::ptr_eq(e.descriptor.tool(), d.tool()))
                 .map_or_else(|| tool_digest(d.spec()), ToolEntry::digest);
             (d.name(), digest)
         }))

@@ -204,7 +204,7 @@ fn drift_from_frozen(
             .tools
             .iter()
             .zip(listing)
-            .all(|(a, b)| Arc::ptr_eq(&a.tool, &b.tool));
+            .all(|(a, b)| Arc::ptr_eq(a.tool(), b.tool()));
     if same_tools {
         return CatalogDrift::Unchanged;
     }

@@ -467,5 +467,5 @@ async fn the_spec_is_untrusted_read_only_and_network_backed() {
     assert_eq!(fetch.spec().policy, kun_ports::ToolPolicy::Untrusted);
     assert_eq!(fetch.spec().kind, kun_ports::ToolKind::ToolCall);
     assert_eq!(fetch.spec().side_effect, kun_ports::SideEffect::ReadOnly);
-    assert!(fetch.provider_kind.is_network_backed());
+    assert!(fetch.provider_kind().is_network_backed());
 }

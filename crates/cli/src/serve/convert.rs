@@ -43,7 +43,7 @@ pub fn mcp_tool(descriptor: &ToolDescriptor, structured: Structured) -> Tool {
     let read_only = spec.side_effect == SideEffect::ReadOnly;
     let changes = matches!(spec.kind, ToolKind::FileChange | ToolKind::CommandExecution);
     let open_world = matches!(
-        descriptor.provider_kind,
+        descriptor.provider_kind(),
         ProviderKind::Mcp | ProviderKind::Web
     );
     let annotations = ToolAnnotations::new()

@@ -119,6 +119,9 @@ pub(super) const GLOSSARY: &[(&str, &[&str])] = &[
     ("分叉", &["fork"]),
     ("截图", &["screenshot"]),
     ("截屏", &["screenshot"]),
+    ("截", &["screenshot", "capture"]),
+    ("打印", &["print", "show", "read"]),
+    ("输出", &["output", "print"]),
     ("压缩", &["compress", "gzip"]),
     // nouns
     ("文件", &["file"]),
@@ -128,6 +131,12 @@ pub(super) const GLOSSARY: &[(&str, &[&str])] = &[
     ("子目录", &["directory", "recursive"]),
     ("内容", &["content"]),
     ("路径", &["path"]),
+    (
+        "经纬度",
+        &["latitude", "longitude", "coordinate", "geocode"],
+    ),
+    ("坐标", &["coordinate", "latitude", "longitude"]),
+    ("说明", &["message", "description"]),
     ("大小", &["size"]),
     ("树", &["tree"]),
     ("结构", &["structure", "tree"]),

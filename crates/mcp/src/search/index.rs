@@ -17,7 +17,12 @@
 //! `sat(tf, n) = tf·(k1+1)/(tf + k1·n)`, `k1 = 1.2`, `b = 0.5` and
 //! `idf = ln(1 + (N − df + 0.5)/(df + 0.5))`. The sum is multiplied by
 //! `0.35 + 0.65 · covered/concepts`: a tool matching more of the request's words ranks above
-//! one matching a single word often. Hits below 15% of the best score are dropped. Ties break
+//! one matching a single word often.
+//!
+//! A request that **names a server** ("… on GitHub", "in slack", "google maps") prefers that
+//! server: its tools are multiplied by 1.5 — but only those that also match another word of
+//! the request, so a server named like an ordinary word ("everything", "time") does not pull
+//! in tools that match nothing else. Hits below 15% of the best score are dropped. Ties break
 //! by position, so results are deterministic.
 
 use super::query::Query;
@@ -36,6 +41,8 @@ const PARAMETERS: f32 = 0.6;
 const RISK: f32 = 0.3;
 const COVERAGE_FLOOR: f32 = 0.35;
 const RELATIVE_CUTOFF: f32 = 0.15;
+/// Multiplier of a tool whose server the request names (and which matches something else).
+const SERVER_NAMED: f32 = 1.5;
 /// How deep parameter schemas are read.
 const MAX_SCHEMA_DEPTH: usize = 4;
 
@@ -108,6 +115,10 @@ pub struct SearchIndex {
     postings: HashMap<String, Vec<Posting>>,
     doc_len: Vec<f32>,
     avg_len: f32,
+    /// Each document's server (an index into `servers`).
+    doc_server: Vec<u32>,
+    /// Each server's name as search terms (`google-maps` → `google`, `map`).
+    servers: Vec<Vec<String>>,
 }
 
 impl SearchIndex {
@@ -117,7 +128,21 @@ impl SearchIndex {
         let mut postings: HashMap<String, Vec<Posting>> = HashMap::new();
         let mut doc_len = Vec::new();
         let mut tf: HashMap<String, (f32, f32)> = HashMap::new();
+        let mut servers: Vec<Vec<String>> = Vec::new();
+        let mut server_ids: HashMap<String, u32> = HashMap::new();
+        let mut doc_server = Vec::new();
         for (i, doc) in docs.into_iter().enumerate() {
+            let next_id = u32::try_from(servers.len()).unwrap_or(u32::MAX);
+            let server = *server_ids.entry(doc.server.to_owned()).or_insert_with(|| {
+                servers.push(
+                    terms(doc.server)
+                        .into_iter()
+                        .filter(|t| !t.contains('_'))
+                        .collect(),
+                );
+                next_id
+            });
+            doc_server.push(server);
             tf.clear();
             let mut add = |text: &str, field: Field| {
                 for term in terms(text) {
@@ -163,7 +188,32 @@ impl SearchIndex {
             postings,
             doc_len,
             avg_len,
+            doc_server,
+            servers,
         }
+    }
+
+    /// For each server the request names (every word of the server's name typed in the
+    /// request), the concepts its name covers: `(server, concept bits)`.
+    fn named_servers(&self, query: &Query) -> Vec<(u32, u64)> {
+        let typed = |word: &str| {
+            query
+                .terms
+                .iter()
+                .find(|t| t.term == word && t.weight >= 1.0)
+                .map(|t| t.concept.filter(|c| *c < 64).map_or(0, |c| 1u64 << c))
+        };
+        (0u32..)
+            .zip(&self.servers)
+            .filter(|(_, words)| !words.is_empty())
+            .filter_map(|(id, words)| {
+                words
+                    .iter()
+                    .map(|w| typed(w))
+                    .try_fold(0u64, |bits, bit| bit.map(|b| bits | b))
+                    .map(|bits| (id, bits))
+            })
+            .collect()
     }
 
     /// How many tools are indexed.
@@ -195,6 +245,7 @@ impl SearchIndex {
         )]
         let n = self.doc_len.len() as f32;
         let concepts = query.concepts.len();
+        let named = self.named_servers(&query);
         let mut scores: HashMap<u32, (f32, u64)> = HashMap::new();
         for term in &query.terms {
             let Some(list) = self.postings.get(&term.term) else {
@@ -234,9 +285,14 @@ impl SearchIndex {
                     let ratio = covered.count_ones() as f32 / concepts.min(64) as f32;
                     ratio
                 };
+                let server = self.doc_server.get(doc as usize).copied();
+                let preferred = named
+                    .iter()
+                    .any(|(id, name_bits)| Some(*id) == server && covered & !name_bits != 0);
+                let boost = if preferred { SERVER_NAMED } else { 1.0 };
                 (
                     doc,
-                    score * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * coverage),
+                    boost * score * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * coverage),
                     covered,
                 )
             })

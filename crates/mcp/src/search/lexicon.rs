@@ -16,6 +16,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     // verbs
     &[
         "search", "find", "lookup", "look", "query", "seek", "locate", "grep", "discover", "match",
+        "where",
     ],
     &[
         "list",
@@ -54,7 +55,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     ],
     &[
         "delete", "remove", "destroy", "drop", "erase", "purge", "clear", "unlink", "trash",
-        "discard", "wipe", "forget",
+        "discard", "wipe", "forget", "rm", "rmdir",
     ],
     &[
         "send", "post", "publish", "reply", "comment", "message", "notify", "say", "tell",
@@ -72,7 +73,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
         "output",
     ],
     &["move", "rename", "relocate", "mv", "transfer"],
-    &["copy", "duplicate", "clone", "fork"],
+    &["copy", "duplicate", "clone", "fork", "cp"],
     &[
         "run", "execute", "exec", "invoke", "eval", "evaluate", "launch", "perform", "trigger",
         "call",
@@ -81,7 +82,7 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["navigate", "goto", "visit", "open", "browse", "load", "go"],
     &["click", "press", "tap", "push", "select"],
     &["fill", "type", "enter", "input", "form", "field"],
-    &["hover", "mouseover", "point"],
+    &["hover", "mouseover", "point", "mouse", "cursor"],
     &["select", "choose", "pick", "dropdown", "option"],
     &["convert", "translate", "transform", "change"],
     &["compare", "diff", "difference", "delta", "changes"],
@@ -105,7 +106,8 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     // nouns
     &[
         "file", "document", "doc", "disk", "readme", "yaml", "yml", "json", "toml", "txt", "csv",
-        "markdown",
+        "markdown", "md", "py", "rs", "ts", "js", "go", "java", "xml", "ini", "cfg", "conf", "sh",
+        "touch",
     ],
     &[
         "multiple",
@@ -116,10 +118,12 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
         "simultaneously",
         "once",
         "various",
+        "together",
     ],
-    &["directory", "folder", "dir"],
+    &["directory", "folder", "dir", "mkdir", "ls"],
     &["repository", "repo", "project", "codebase"],
-    &["issue", "ticket", "bug", "task"],
+    &["issue", "ticket", "bug", "task", "report", "problem"],
+    &["undo", "revert", "reset", "unstage", "rollback", "restore"],
     &["pull", "pr", "mr"],
     &["commit", "changeset", "revision", "sha"],
     &["branch", "ref"],
@@ -149,6 +153,10 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
         "screenshot",
         "png",
         "jpeg",
+        "jpg",
+        "gif",
+        "webp",
+        "svg",
         "capture",
         "snapshot",
     ],
@@ -172,7 +180,9 @@ const SYNONYM_GROUPS: &[&[&str]] = &[
     &["observation", "fact", "note", "detail"],
     &["graph", "knowledge"],
     &["environment", "env", "variable", "config", "setting"],
-    &["size", "length", "bytes"],
+    &[
+        "size", "length", "bytes", "big", "biggest", "large", "largest", "small", "huge",
+    ],
     &["tree", "hierarchy", "structure", "recursive", "nested"],
     &[
         "info",

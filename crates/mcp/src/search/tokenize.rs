@@ -3,7 +3,8 @@
 //! * NFKC first (full-width letters become ASCII, compatibility forms fold).
 //! * **Latin** words: runs of ASCII letters and digits, split on `_`, `-`, spaces and
 //!   punctuation, and on camelCase (`getHTTPStatus` → `get`, `http`, `status`). Each part is
-//!   lowercased and stemmed ([`stem`]); stop words, one-letter words and bare numbers are
+//!   lowercased and stemmed ([`stem`]); a capitalised two-part name is one word (`GitHub` →
+//!   `github`, `JavaScript` → `javascript`); stop words, one-letter words and bare numbers are
 //!   dropped. An identifier made of several parts also yields its joined form
 //!   (`search_issues`), so exact names still score.
 //! * **Han** runs: a single character stays itself; longer runs yield every 2-, 3- and 4-gram
@@ -110,6 +111,15 @@ fn keep(word: &str) -> bool {
     word.len() >= 2 && !word.bytes().all(|b| b.is_ascii_digit()) && !STOP_WORDS.contains(&word)
 }
 
+/// Whether a run is a capitalised name of two camel parts (`GitHub`, `JavaScript`, `OpenAI`,
+/// `MySQL`): a product name, one word, not an identifier to split (`git` and `hub` would match
+/// the wrong things).
+fn is_brand(run: &str) -> bool {
+    run.starts_with(|c: char| c.is_ascii_uppercase())
+        && run.bytes().all(|b| b.is_ascii_alphabetic())
+        && camel_parts(run).len() == 2
+}
+
 /// Splits one ASCII alphanumeric run on camelCase boundaries.
 fn camel_parts(run: &str) -> Vec<String> {
     let chars: Vec<char> = run.chars().collect();
@@ -162,6 +172,13 @@ fn latin_terms(chunk: &str, out: &mut Vec<String>) {
     let mut parts = Vec::new();
     for run in chunk.split(|c: char| !c.is_ascii_alphanumeric()) {
         if run.is_empty() {
+            continue;
+        }
+        if is_brand(run) {
+            let word = run.to_ascii_lowercase();
+            if keep(&word) {
+                parts.push(stem(&word));
+            }
             continue;
         }
         for part in camel_parts(run) {

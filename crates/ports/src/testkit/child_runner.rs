@@ -120,18 +120,20 @@ struct SuiteHost {
 
 impl SuiteHost {
     fn new() -> Self {
-        let tool = |name: &str, description: &str, side: SideEffect| ToolDescriptor {
-            tool: Arc::new(SuiteTool {
-                spec: ToolSpec::new(
-                    name,
-                    description,
-                    json!({"type": "object", "properties": {"key": {"type": "string"}}}),
-                )
-                .with_policy(ToolPolicy::Auto)
-                .with_side_effect(side),
-            }),
-            provider_id: Arc::from("contract-suite"),
-            provider_kind: ProviderKind::BuiltIn,
+        let tool = |name: &str, description: &str, side: SideEffect| {
+            ToolDescriptor::new(
+                Arc::new(SuiteTool {
+                    spec: ToolSpec::new(
+                        name,
+                        description,
+                        json!({"type": "object", "properties": {"key": {"type": "string"}}}),
+                    )
+                    .with_policy(ToolPolicy::Auto)
+                    .with_side_effect(side),
+                }),
+                "contract-suite",
+                ProviderKind::BuiltIn,
+            )
         };
         Self {
             tools: vec![

@@ -54,7 +54,7 @@ pub(crate) fn command_approval(
     if tool.spec().user_interaction {
         return None;
     }
-    tool.tool.approval_scope(arguments, ctx)
+    tool.tool().approval_scope(arguments, ctx)
 }
 
 /// The sandbox request of a call: what its command tool says, else confined.
@@ -92,10 +92,10 @@ pub(crate) fn classify_explicit(
     if tool.spec().user_interaction {
         return ControlFlow::Continue(ExplicitApproval::NotRequired);
     }
-    if tool.tool.call_approval(arguments) == CallApproval::NotNeeded {
+    if tool.tool().call_approval(arguments) == CallApproval::NotNeeded {
         return ControlFlow::Continue(ExplicitApproval::NotNeeded);
     }
-    match tool.tool.explicit_approval(arguments, ctx) {
+    match tool.tool().explicit_approval(arguments, ctx) {
         Ok(true) => ControlFlow::Continue(ExplicitApproval::Required),
         Ok(false) => ControlFlow::Continue(ExplicitApproval::NotRequired),
         Err(message) => ControlFlow::Break(ToolResult::failure(

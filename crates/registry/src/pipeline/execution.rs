@@ -69,7 +69,7 @@ impl Host {
         };
         // A tool may panic while building its future as well as while it runs.
         let future = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-            tool.tool.execute(arguments, tool_ctx)
+            tool.tool().execute(arguments, tool_ctx)
         })) {
             Ok(future) => future,
             Err(payload) => {

@@ -12,7 +12,7 @@ pub const ARTIFACT_PREVIEW_BYTES: usize = 2048;
 /// Step 17: only tools of network-backed providers (MCP, web, media) have their output
 /// checked for rate limiting. A local file that says "too many requests" is just a file.
 pub(crate) fn normalize_rate_limit(tool: &ToolDescriptor, result: ToolResult) -> ToolResult {
-    if tool.provider_kind.is_network_backed() {
+    if tool.provider_kind().is_network_backed() {
         crate::rate_limit::normalise_rate_limit(result)
     } else {
         result

@@ -88,7 +88,7 @@ impl Host {
         query: SandboxQuery,
         ctx: &ToolHostContext,
     ) -> Result<Sandboxing, SandboxBlock> {
-        let query = if tool.provider_kind == ProviderKind::BuiltIn {
+        let query = if tool.provider_kind() == ProviderKind::BuiltIn {
             query
         } else {
             SandboxQuery {
@@ -143,7 +143,7 @@ impl Host {
         // A read-only action of a command tool (`computer_use` `screenshot`): step 5 passed
         // the declared kind, so the narrower kind can only lift a forced approval.
         if let Some(kind) = tool
-            .tool
+            .tool()
             .call_kind(arguments)
             .filter(|kind| *kind == ToolKind::ToolCall && spec.kind != ToolKind::ToolCall)
         {
@@ -192,7 +192,7 @@ impl Host {
         ctx: &ToolHostContext,
     ) -> ControlFlow<ToolResult> {
         let sandbox = self.registry.filters().sandbox();
-        for path in tool.tool.write_paths(arguments) {
+        for path in tool.tool().write_paths(arguments) {
             if let Err(error) =
                 sandbox.resolve_path(&path, &ctx.workspace_roots, ctx.sandbox, PathAccess::Write)
             {

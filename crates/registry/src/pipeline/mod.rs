@@ -180,7 +180,7 @@ impl Host {
         ctx: &ToolHostContext,
     ) -> Result<ControlFlow<ToolResult, (&'s ToolDescriptor, ToolCall)>, HostError> {
         let tool = self.resolve(turn, &call, ctx)?;
-        let Some(forwarded) = tool.tool.forward(&call.arguments) else {
+        let Some(forwarded) = tool.tool().forward(&call.arguments) else {
             return Ok(ControlFlow::Continue((tool, call)));
         };
         let target = match forwarded {
@@ -200,7 +200,7 @@ impl Host {
             arguments: target.arguments,
         };
         let tool = self.resolve(turn, &call, ctx)?;
-        if tool.tool.forward(&call.arguments).is_some() {
+        if tool.tool().forward(&call.arguments).is_some() {
             let message = format!(
                 "{} is itself a gateway; name the tool to run directly",
                 call.tool_name

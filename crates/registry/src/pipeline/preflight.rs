@@ -16,7 +16,7 @@ pub(crate) fn check(
     arguments: &Value,
     ctx: &ToolHostContext,
 ) -> ControlFlow<ToolResult> {
-    match tool.tool.preflight(arguments, ctx) {
+    match tool.tool().preflight(arguments, ctx) {
         Ok(()) => ControlFlow::Continue(()),
         Err(failure) => ControlFlow::Break(failure.into_result()),
     }

@@ -38,7 +38,7 @@ impl Host {
         let Some(tracker) = &self.read_tracker else {
             return ControlFlow::Continue(());
         };
-        let Some(guard) = tool.tool.edit_guard(arguments) else {
+        let Some(guard) = tool.tool().edit_guard(arguments) else {
             return ControlFlow::Continue(());
         };
         if guard.path.trim().is_empty() {
@@ -93,7 +93,7 @@ impl Host {
         if result.is_error {
             return;
         }
-        if let Some(mut observation) = tool.tool.observed_read(arguments, &result.output, ctx) {
+        if let Some(mut observation) = tool.tool().observed_read(arguments, &result.output, ctx) {
             let named = observation.path.to_string_lossy().into_owned();
             observation.path = self.tracked_file(&named, ctx).lexical;
             tracker.record_read(&ctx.thread_id, observation);

@@ -104,11 +104,7 @@ impl kun_ports::Tool for Fixed {
 }
 
 fn descriptor(spec: ToolSpec) -> ToolDescriptor {
-    ToolDescriptor {
-        tool: Arc::new(Fixed(spec)),
-        provider_id: Arc::from("builtin"),
-        provider_kind: ProviderKind::BuiltIn,
-    }
+    ToolDescriptor::new(Arc::new(Fixed(spec)), "builtin", ProviderKind::BuiltIn)
 }
 
 #[test]
@@ -127,7 +123,7 @@ fn output_schemas_are_advertised_only_to_structured_clients() {
             .with_output_schema(json!({"type": "array"})),
     );
     assert!(mcp_tool(&odd, Structured::Sent).output_schema.is_none());
-    assert!(read.tool.spec().output_schema.is_some());
+    assert!(read.tool().spec().output_schema.is_some());
 }
 
 #[test]
