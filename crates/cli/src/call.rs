@@ -6,7 +6,7 @@
 //! follows a `=== line N: tool ===` header (`=== line N: tool (error) ===` for an error).
 //!
 //! MCP servers start only when a call needs them: a built-in tool starts none, an MCP tool
-//! only its server ([`on_demand`](crate::on_demand)).
+//! only its server ([`crate::on_demand`]).
 
 use crate::Outcome;
 use crate::cli::CallArgs;
