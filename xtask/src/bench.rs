@@ -22,7 +22,7 @@ pub struct Bench {
 }
 
 /// Every benchmark, in the order `cargo xtask bench` runs them.
-pub const BENCHES: [Bench; 7] = [
+pub const BENCHES: [Bench; 8] = [
     Bench {
         name: "catalog",
         package: "kun-registry",
@@ -46,6 +46,12 @@ pub const BENCHES: [Bench; 7] = [
         package: "kun-cli",
         example: "bench_serve",
         measures: "serve round trip for read/grep vs the filesystem MCP server",
+    },
+    Bench {
+        name: "startup",
+        package: "kun-cli",
+        example: "bench_startup",
+        measures: "serve initialize and call read with an MCP server that takes 8 s to start",
     },
     Bench {
         name: "mcp",
@@ -199,7 +205,9 @@ mod tests {
         let all: Vec<&str> = choose(&[]).unwrap().iter().map(|b| b.name).collect();
         assert_eq!(
             all,
-            ["catalog", "search", "edit", "serve", "mcp", "memory", "web"]
+            [
+                "catalog", "search", "edit", "serve", "startup", "mcp", "memory", "web"
+            ]
         );
         let some = choose(&["mcp".to_owned(), "catalog".to_owned()]).unwrap();
         assert_eq!(

@@ -4,12 +4,15 @@
 //! with `--text` as what the model would read: the text blocks as they are, media as a
 //! one-line placeholder (`[image image/png, 1234 bytes base64]`); in a script each call's text
 //! follows a `=== line N: tool ===` header (`=== line N: tool (error) ===` for an error).
+//!
+//! MCP servers start only when a call needs them: a built-in tool starts none, an MCP tool
+//! only its server ([`crate::on_demand`]).
 
 use crate::Outcome;
 use crate::cli::CallArgs;
-use crate::setup;
+use crate::{on_demand, setup};
 use kun_approval::{Gate, TerminalApprover};
-use kun_composition::{AssembleOptions, Assembly, LedgerChoice};
+use kun_composition::{AssembleOptions, Assembly, LedgerChoice, McpAttachment};
 use kun_gui::TerminalUserInput;
 use kun_ports::{
     ApprovalGate, ContentBlock, HostError, ToolCall, ToolHost, ToolResult, UserInputChannel,
@@ -48,14 +51,15 @@ pub async fn run(args: CallArgs) -> Outcome {
             return Outcome::Usage;
         }
     };
-    let mcp = match kun_composition::attach_mcp(&assembly).await {
+    // No server starts until a call needs it (see `on_demand`).
+    let mcp = match kun_composition::start_mcp(&assembly, kun_composition::McpLaunch::OnDemand) {
         Ok(mcp) => mcp,
         Err(err) => {
             eprintln!("kun-tools: {err}");
             return Outcome::Usage;
         }
     };
-    let outcome = run_calls(&assembly, &args).await;
+    let outcome = run_calls(&assembly, mcp.as_ref(), &args).await;
     if let Some(mcp) = mcp {
         mcp.shutdown().await;
     }
@@ -63,13 +67,13 @@ pub async fn run(args: CallArgs) -> Outcome {
 }
 
 /// Runs the single call or the script.
-async fn run_calls(assembly: &Assembly, args: &CallArgs) -> Outcome {
+async fn run_calls(assembly: &Assembly, mcp: Option<&McpAttachment>, args: &CallArgs) -> Outcome {
     let reads_stdin = args.script.as_deref() == Some(Path::new("-"));
     let approver = approver(args, reads_stdin);
     let asker = asker(reads_stdin);
     let run_id = run_id();
     match &args.script {
-        Some(script) => run_script(assembly, args, approver, asker, script, &run_id).await,
+        Some(script) => run_script(assembly, mcp, args, approver, asker, script, &run_id).await,
         None => {
             let (Some(tool), Some(arguments)) = (&args.tool, &args.arguments) else {
                 eprintln!("kun-tools: call needs TOOL and ARGS_JSON, or --script FILE");
@@ -90,6 +94,7 @@ async fn run_calls(assembly: &Assembly, args: &CallArgs) -> Outcome {
                 .call_id
                 .clone()
                 .unwrap_or_else(|| format!("call-{run_id}"));
+            on_demand::prepare(assembly, mcp, tool, &arguments).await;
             let call = ToolCall::new(call_id, tool.clone(), arguments);
             match execute(
                 assembly,
@@ -162,6 +167,7 @@ fn model_view(result: &ToolResult) -> String {
 
 async fn run_script(
     assembly: &Assembly,
+    mcp: Option<&McpAttachment>,
     args: &CallArgs,
     approver: Arc<dyn ApprovalGate>,
     asker: Option<Arc<dyn UserInputChannel>>,
@@ -198,6 +204,7 @@ async fn run_script(
         };
         let call_id = line.call_id.unwrap_or_else(|| format!("call-{number}"));
         let tool = line.tool.clone();
+        on_demand::prepare(assembly, mcp, &tool, &line.arguments).await;
         let call = ToolCall::new(call_id, line.tool, line.arguments);
         match execute(
             assembly,

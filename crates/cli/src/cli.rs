@@ -94,6 +94,26 @@ pub struct CatalogArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// How long to wait for the MCP servers to start before listing; the servers not ready
+    /// by then are named (their tools are missing from the list).
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_WAIT_MCP, value_parser = parse_seconds)]
+    pub wait_mcp: f64,
+}
+
+/// The default of `--wait-mcp`: long enough for a typical server to start, short enough
+/// that a hanging one does not stall the command.
+pub const DEFAULT_WAIT_MCP: f64 = 5.0;
+
+/// Seconds, from 0 to one hour.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if (0.0..=3600.0).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err(format!("{seconds} seconds is out of range: use 0 to 3600"))
+    }
 }
 
 /// `kun-tools call`.
@@ -198,6 +218,10 @@ pub struct DoctorArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// How long to wait for the MCP servers to start before reporting their states (a server
+    /// still starting by then shows as `starting`).
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_WAIT_MCP, value_parser = parse_seconds)]
+    pub wait_mcp: f64,
 }
 
 /// `kun-tools trust`.

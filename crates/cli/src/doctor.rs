@@ -43,7 +43,7 @@ pub async fn run(args: &DoctorArgs) -> Outcome {
     let report = match kun_composition::assemble(settings, AssembleOptions::default()) {
         Ok(assembly) => {
             let mut report = report(&sources, &errors, effective, Some(&assembly));
-            mcp_servers(&assembly, &mut report).await;
+            mcp_servers(&assembly, args.wait_mcp, &mut report).await;
             report
         }
         Err(err) => {
@@ -212,12 +212,16 @@ fn memory_and_web(report: &Value, out: &mut String) {
     }
 }
 
-/// Starts the configured MCP servers once and reports each one's state (connected with its
-/// tool count, disabled, or why it failed), then stops them.
-async fn mcp_servers(assembly: &Assembly, report: &mut Value) {
-    match kun_composition::attach_mcp(assembly).await {
+/// Starts the servers in the background, waits up to `wait` seconds, and reports each
+/// one's state then (`connected`, `starting`, `reconnecting` or `failed` with the reason,
+/// `refused`, `disabled`).
+async fn mcp_servers(assembly: &Assembly, wait: f64, report: &mut Value) {
+    match kun_composition::start_mcp(assembly, kun_composition::McpLaunch::Background) {
         Ok(Some(mcp)) => {
+            mcp.wait_started(Some(std::time::Duration::from_secs_f64(wait)))
+                .await;
             report["mcp_servers"] = json!(mcp.statuses());
+            report["mcp_waited_seconds"] = json!(wait);
             mcp.shutdown().await;
         }
         Ok(None) => report["mcp_servers"] = json!([]),
@@ -429,6 +433,14 @@ MCP servers:
                         .map(|v| format!(" ({key}: {})", str_of(v)))
                 })
                 .unwrap_or_default();
+            let detail = if server["state"] == "starting" {
+                format!(
+                    " (not ready after {} s; its tools are missing until it is)",
+                    report["mcp_waited_seconds"]
+                )
+            } else {
+                detail
+            };
             let _ = writeln!(
                 out,
                 "  {} [{} {}]: {}{detail}",

@@ -25,6 +25,7 @@ mod catalog;
 mod cli;
 mod doctor;
 mod memory;
+mod on_demand;
 mod serve;
 mod setup;
 mod skills;

@@ -66,6 +66,9 @@ fn mcp_tools_reach_catalog_call_and_doctor() {
             "--config",
             &config_arg,
             "--json",
+            // A loaded machine may take more than the default few seconds to start Python.
+            "--wait-mcp",
+            "60",
             "--sandbox",
             "danger-full-access",
         ],
@@ -88,6 +91,14 @@ fn mcp_tools_reach_catalog_call_and_doctor() {
         gone["reason"].as_str().is_some_and(|r| !r.is_empty()),
         "{gone}"
     );
+    // The server that cannot start is named as not ready; the one that started is not.
+    let not_ready: Vec<&str> = catalog["mcp_not_ready"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(not_ready, ["gone"], "{catalog}");
 
     let (code, result, err) = run(
         dir.path(),
@@ -114,6 +125,8 @@ fn mcp_tools_reach_catalog_call_and_doctor() {
             "--config",
             &config_arg,
             "--json",
+            "--wait-mcp",
+            "60",
         ],
     );
     let servers = doctor["mcp_servers"]

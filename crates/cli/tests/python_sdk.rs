@@ -115,3 +115,25 @@ fn streamable_http_with_and_without_the_right_token() {
     let open = env.serve_http(None);
     scenario(&python, &env, "http", &["--url", &open.url]);
 }
+
+#[test]
+fn a_slow_mcp_server_never_holds_up_initialize() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    let config = env.dir.path().join("servers.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp_servers.slow]\ncommand = {:?}\nargs = [\"--startup-delay-ms\", \"3000\"]\nstartup_timeout_seconds = 600\n",
+            support::fixture_server().to_string_lossy()
+        ),
+    )
+    .unwrap();
+    let out = scenario(
+        &python,
+        &env,
+        "slow-server",
+        &["--config", &config.to_string_lossy()],
+    );
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+}

@@ -16,7 +16,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::Env;
-use support::client::{Client, LIMIT, Session, call, names, protocol_error, stdio, text, tools};
+use support::client::{
+    Client, LIMIT, Session, call, names, protocol_error, stdio, text, tools, until_listed,
+};
 
 /// Checks `isError` and the text block (the model's reading: never empty, an error's
 /// message first) and returns the structured part: an error's `{code, error, …}` (this
@@ -437,7 +439,7 @@ async fn mcp_servers_are_served_through_the_gates() {
         "danger-full-access",
     ];
     let session = stdio(&env, &args, client.clone()).await;
-    let list = names(&tools(&session).await);
+    let list = names(&until_listed(&session, &client, "mcp_time_get_current_time").await);
     assert!(
         list.contains(&"mcp_time_get_current_time".to_owned()),
         "{list:?}"

@@ -17,7 +17,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::Stdio;
 use support::Env;
-use support::client::{Client, call, contract, names, stdio, text, tools};
+use support::client::{Client, call, contract, names, stdio, text, until_listed, with_mcp_tools};
 
 /// The cap `serve` keeps names within by default.
 const MAX_NAME: usize = 54;
@@ -71,7 +71,7 @@ async fn upstream_images_stay_images_and_every_name_fits() {
     );
     let client = Client::asking();
     let session = stdio(&env, &["--config", &config], client.clone()).await;
-    let listed = tools(&session).await;
+    let listed = with_mcp_tools(&session, &client).await;
     let all = names(&listed);
     for name in &all {
         assert!(name.len() <= MAX_NAME, "{name} is {} long", name.len());
@@ -132,8 +132,9 @@ async fn the_structured_parts_follow_the_client_name() {
     let tool_name = "mcp_time_get_current_time";
 
     // Any client but Claude Code and Codex: outputSchema and structuredContent that validates.
-    let session = stdio(&env, &["--config", &config], Client::default()).await;
-    let listed = tools(&session).await;
+    let client = Client::default();
+    let session = stdio(&env, &["--config", &config], client.clone()).await;
+    let listed = until_listed(&session, &client, tool_name).await;
     let tool = listed.iter().find(|t| t.name == tool_name).unwrap().clone();
     assert_eq!(tool.output_schema.as_ref().unwrap()["type"], "object");
     for listed_tool in &listed {
@@ -169,8 +170,9 @@ async fn the_structured_parts_follow_the_client_name() {
 
     // Claude Code and Codex read structuredContent instead of the text: they get neither.
     for name in ["claude-code", "codex-mcp-client"] {
-        let session = stdio(&env, &["--config", &config], Client::default().named(name)).await;
-        let listed = tools(&session).await;
+        let client = Client::default().named(name);
+        let session = stdio(&env, &["--config", &config], client.clone()).await;
+        let listed = until_listed(&session, &client, tool_name).await;
         let with_schema: Vec<&str> = listed
             .iter()
             .filter(|t| t.output_schema.is_some())
@@ -194,26 +196,26 @@ async fn the_structured_parts_follow_the_client_name() {
     // `always` and `never` decide for every client.
     let time_server: &[(&str, &PathBuf, &[&str])] =
         &[("time", &time, &["--local-timezone", "UTC"])];
-    for (mode, client, sent) in [
+    for (mode, client_name, sent) in [
         ("always", "claude-code", true),
         ("never", "serve-test", false),
         ("never", "codex-mcp-client", false),
     ] {
         let head = format!("[serve]\nstructured_content = \"{mode}\"\n");
         let config = config_with(&env, &head, time_server);
-        let session = stdio(
-            &env,
-            &["--config", &config],
-            Client::default().named(client),
-        )
-        .await;
-        let listed = tools(&session).await;
+        let client = Client::default().named(client_name);
+        let session = stdio(&env, &["--config", &config], client.clone()).await;
+        let listed = until_listed(&session, &client, tool_name).await;
         let tool = listed.iter().find(|t| t.name == tool_name).unwrap();
-        assert_eq!(tool.output_schema.is_some(), sent, "{mode} {client}");
+        assert_eq!(tool.output_schema.is_some(), sent, "{mode} {client_name}");
         let now = call(&session, tool_name, json!({"timezone": "UTC"}))
             .await
             .unwrap();
-        assert_eq!(now.structured_content.is_some(), sent, "{mode} {client}");
+        assert_eq!(
+            now.structured_content.is_some(),
+            sent,
+            "{mode} {client_name}"
+        );
         if sent {
             contract(tool, &now);
         }
@@ -234,8 +236,9 @@ async fn a_lower_name_cap_is_kept_by_every_name() {
         "[serve]\nmax_tool_name_length = 28\n",
         &[("everything", &everything, &[])],
     );
-    let session = stdio(&env, &["--config", &config], Client::asking()).await;
-    let all = names(&tools(&session).await);
+    let client = Client::asking();
+    let session = stdio(&env, &["--config", &config], client.clone()).await;
+    let all = names(&with_mcp_tools(&session, &client).await);
     for name in &all {
         assert!(name.len() <= 28, "{name} is {} long", name.len());
     }

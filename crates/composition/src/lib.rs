@@ -31,6 +31,7 @@ pub use child::{ChildRegistry, ChildRegistryBuilder};
 pub use config::{ConfigError, ConfigPaths, Overrides, Settings, Source};
 pub use gui_media::{ThreadStateChoice, default_artifact_dir};
 pub use mcp::{
-    McpAttachment, attach_mcp, mcp_name_limit, search_settings, server_config, server_configs,
+    McpAttachment, McpLaunch, attach_mcp, mcp_name_limit, search_settings, server_config,
+    server_configs, start_mcp,
 };
 pub use memory_web::{memory_provider, memory_status, web_providers, web_status};

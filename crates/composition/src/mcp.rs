@@ -3,27 +3,79 @@
 //! their providers registered in both the main and the child registry (replacing by id, so a
 //! reconnected server is never registered twice). The child registry takes them as
 //! `McpProvider`s, which implement `Delegable`: there is no type-erased way in.
+//!
+//! Nothing here waits on a server unless asked: [`start_mcp`] returns at once, with the
+//! servers connecting in the background ([`McpLaunch::Background`], what `serve` and
+//! `catalog` use) or waiting for [`McpAttachment::launch`] ([`McpLaunch::OnDemand`], what
+//! `call` uses: a call starts only the server that owns its tool). Each server's tools are
+//! registered when they arrive. [`McpAttachment::wait_started`] waits, with a bound.
 
 use crate::config::{ConfigError, McpServerEntry, Settings};
 use crate::{Assembly, ChildRegistry};
 use kun_mcp::naming::NameLimit;
 use kun_mcp::{
-    McpCatalog, McpManager, McpServerConfig, SearchMode, SearchSettings, TransportConfig,
+    McpCatalog, McpManager, McpServerConfig, SearchMode, SearchSettings, ServerState,
+    TransportConfig,
 };
 use kun_ports::ToolProvider;
 use kun_registry::CapabilityRegistry;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// Running MCP servers attached to an assembly. Dropping it stops following changes; call
 /// [`McpAttachment::shutdown`] to stop the servers gracefully.
-#[derive(Debug)]
 pub struct McpAttachment {
     /// The servers.
     pub manager: McpManager,
+    /// What the manager was built from: a reload that changes it needs a new manager.
+    setup: McpSetup,
+    registries: Registries,
+    /// Each catalog once its providers are registered.
+    registered: Arc<watch::Sender<Arc<McpCatalog>>>,
     _follower: Follower,
+}
+
+impl std::fmt::Debug for McpAttachment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpAttachment")
+            .field("manager", &self.manager)
+            .field("setup", &self.setup)
+            .finish_non_exhaustive()
+    }
+}
+
+/// When the configured servers start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpLaunch {
+    /// All of them, now, in the background.
+    Background,
+    /// None until [`McpAttachment::launch`] names them.
+    OnDemand,
+}
+
+/// Everything a manager is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct McpSetup {
+    servers: Vec<McpServerConfig>,
+    search: SearchSettings,
+    name_limit: NameLimit,
+    workspace: PathBuf,
+    trust: kun_mcp::McpTrust,
+}
+
+impl McpSetup {
+    fn of(settings: &Settings) -> Result<Self, ConfigError> {
+        Ok(Self {
+            servers: server_configs(settings)?,
+            search: search_settings(settings)?,
+            name_limit: mcp_name_limit(settings)?,
+            workspace: settings.workspace.clone(),
+            trust: settings.mcp_trust(),
+        })
+    }
 }
 
 /// The task that re-registers providers; aborted when dropped.
@@ -41,13 +93,73 @@ impl McpAttachment {
     /// new registries): registers them there now and follows changes into those registries
     /// from then on. Must run inside a tokio runtime.
     pub fn retarget(&mut self, assembly: &Assembly) {
-        self._follower = follow(&self.manager, Registries::of(assembly));
+        self.registries = Registries::of(assembly);
+        self._follower = follow(
+            &self.manager,
+            self.registries.clone(),
+            Arc::clone(&self.registered),
+        );
     }
 
     /// Each server's state, for diagnostics.
     #[must_use]
     pub fn statuses(&self) -> Vec<kun_mcp::ServerStatus> {
         self.manager.statuses()
+    }
+
+    /// The servers that may run but are not connected (idle, starting, reconnecting, failed
+    /// or stopped), with their states: what `catalog` and `doctor` report as not ready.
+    #[must_use]
+    pub fn not_ready(&self) -> Vec<kun_mcp::ServerStatus> {
+        self.manager
+            .statuses()
+            .into_iter()
+            .filter(|status| {
+                !matches!(
+                    status.state,
+                    ServerState::Connected { .. }
+                        | ServerState::Disabled
+                        | ServerState::Refused { .. }
+                )
+            })
+            .collect()
+    }
+
+    /// Waits until every launched server has connected or failed its first attempt, for at
+    /// most `within` (`None`: each attempt's own start-up timeout). Returns whether they all
+    /// got there; the providers are registered by then.
+    pub async fn wait_started(&self, within: Option<Duration>) -> bool {
+        let settled = self.manager.wait_started(within).await;
+        // The follower registers each catalog; make sure the last one is in before returning.
+        let catalog = self.manager.catalog();
+        register_all(&self.registries, &catalog);
+        self.registered.send_replace(catalog);
+        settled
+    }
+
+    /// Follows the catalogs whose providers are in the registries (each server's tools and
+    /// state included): a change here is a change of the assembly's catalog. Ends (`changed`
+    /// fails) when the attachment is dropped.
+    #[must_use]
+    pub fn registered(&self) -> watch::Receiver<Arc<McpCatalog>> {
+        self.registered.subscribe()
+    }
+
+    /// Starts the named servers (those still idle; others are ignored), in the background.
+    pub fn launch<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        self.manager.launch(names);
+    }
+
+    /// Starts every server still idle, in the background.
+    pub fn launch_all(&self) {
+        self.manager.launch_all();
+    }
+
+    /// Whether `settings` configure exactly the servers (and search, name limit, workspace
+    /// and trust) this attachment runs; a configuration that does not load says `false`.
+    #[must_use]
+    pub fn runs(&self, settings: &Settings) -> bool {
+        McpSetup::of(settings).is_ok_and(|setup| setup == self.setup)
     }
 
     /// Stops following and shuts every server down (their process groups are killed).
@@ -232,44 +344,78 @@ fn register_all(registries: &Registries, catalog: &McpCatalog) {
 }
 
 /// Registers the current providers now, then again on every catalog change (replacing by
-/// id, so a reconnected server is never registered twice).
-fn follow(manager: &McpManager, registries: Registries) -> Follower {
-    register_all(&registries, &manager.catalog());
+/// id, so a reconnected server is never registered twice), and announces each registered
+/// catalog on `registered`.
+fn follow(
+    manager: &McpManager,
+    registries: Registries,
+    registered: Arc<watch::Sender<Arc<McpCatalog>>>,
+) -> Follower {
     let mut changes = manager.changes();
+    let catalog = changes.borrow_and_update().clone();
+    register_all(&registries, &catalog);
+    registered.send_replace(catalog);
     Follower(tokio::spawn(async move {
         while changes.changed().await.is_ok() {
             let catalog = changes.borrow_and_update().clone();
             register_all(&registries, &catalog);
+            registered.send_replace(catalog);
         }
+    }))
+}
+
+/// Attaches the configured MCP servers (none configured: `Ok(None)`) and keeps their
+/// providers registered in the assembly's main and child registries as their tools arrive.
+/// Returns at once: with [`McpLaunch::Background`] every server that may start is starting,
+/// with [`McpLaunch::OnDemand`] none is. Trust and visibility are decided here either way: a
+/// refused server never starts. Must run inside a tokio runtime.
+///
+/// # Errors
+/// A configuration that cannot work; nothing is started then.
+pub fn start_mcp(
+    assembly: &Assembly,
+    launch: McpLaunch,
+) -> Result<Option<McpAttachment>, ConfigError> {
+    let settings = &assembly.settings;
+    if settings.mcp_servers.is_empty() {
+        return Ok(None);
+    }
+    let setup = McpSetup::of(settings)?;
+    let manager = McpManager::builder()
+        .servers(setup.servers.clone())
+        .search(setup.search)
+        .name_limit(setup.name_limit)
+        .workspace(setup.workspace.clone())
+        .trust(setup.trust.clone())
+        .sanitizer(Arc::new(kun_builtin_tools::sanitize_schema))
+        .idle()
+        .map_err(|err| config_error(settings, "mcp_servers".to_owned(), err.to_string()))?;
+    let registries = Registries::of(assembly);
+    let registered = Arc::new(watch::Sender::new(manager.catalog()));
+    let follower = follow(&manager, registries.clone(), Arc::clone(&registered));
+    if launch == McpLaunch::Background {
+        manager.launch_all();
+    }
+    Ok(Some(McpAttachment {
+        manager,
+        setup,
+        registries,
+        registered,
+        _follower: follower,
     }))
 }
 
 /// Starts the configured MCP servers (none configured: `Ok(None)`) and keeps their providers
 /// registered in the assembly's main and child registries. Returns once every enabled server
-/// has connected or failed its first attempt.
+/// has connected or failed its first attempt: [`start_mcp`] with
+/// [`McpLaunch::Background`], then [`McpAttachment::wait_started`] without a bound.
 ///
 /// # Errors
 /// A configuration that cannot work; nothing is started then.
 pub async fn attach_mcp(assembly: &Assembly) -> Result<Option<McpAttachment>, ConfigError> {
-    let settings = &assembly.settings;
-    if settings.mcp_servers.is_empty() {
-        return Ok(None);
+    let attachment = start_mcp(assembly, McpLaunch::Background)?;
+    if let Some(attachment) = &attachment {
+        attachment.wait_started(None).await;
     }
-    let servers = server_configs(settings)?;
-    let search = search_settings(settings)?;
-    let manager = McpManager::builder()
-        .servers(servers)
-        .search(search)
-        .name_limit(mcp_name_limit(settings)?)
-        .workspace(settings.workspace.clone())
-        .trust(settings.mcp_trust())
-        .sanitizer(Arc::new(kun_builtin_tools::sanitize_schema))
-        .start()
-        .await
-        .map_err(|err| config_error(settings, "mcp_servers".to_owned(), err.to_string()))?;
-    let follower = follow(&manager, Registries::of(assembly));
-    Ok(Some(McpAttachment {
-        manager,
-        _follower: follower,
-    }))
+    Ok(attachment)
 }

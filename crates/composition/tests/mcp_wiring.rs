@@ -246,3 +246,59 @@ async fn a_relative_command_starts_in_the_workspace() {
         .collect();
     assert!(names.contains(&"mcp_time_get_current_time"), "{catalog}");
 }
+
+/// `start_mcp` waits for nothing: on demand, no server runs until it is launched, and its
+/// tools are registered when they arrive; `runs` tells a reload whether the servers changed.
+#[tokio::test]
+async fn servers_start_on_demand_and_register_when_they_arrive() {
+    let Some(server) = time_server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[mcp_servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n\n[mcp_servers.other]\ncommand = \"/nonexistent/other\"\n",
+        server.to_string_lossy()
+    );
+    let settings = settings(dir.path(), &config);
+    let assembly = assemble(settings.clone(), AssembleOptions::default()).unwrap();
+    let attachment = kun_composition::start_mcp(&assembly, kun_composition::McpLaunch::OnDemand)
+        .unwrap()
+        .expect("servers are configured");
+    let states: Vec<_> = attachment.statuses().into_iter().map(|s| s.state).collect();
+    assert_eq!(
+        states,
+        [kun_mcp::ServerState::Idle, kun_mcp::ServerState::Idle]
+    );
+    assert_eq!(attachment.not_ready().len(), 2);
+    let tool = "mcp_time_get_current_time";
+    assert_eq!(attachment.manager.owner_of(tool), Some("time"));
+    assert!(assembly.registry.provider_kind_of(tool).is_none());
+
+    attachment.launch(["time"]);
+    assert!(
+        attachment
+            .wait_started(Some(std::time::Duration::from_secs(60)))
+            .await
+    );
+    assert_eq!(
+        assembly.registry.provider_kind_of(tool),
+        Some(kun_ports::ProviderKind::Mcp)
+    );
+    let not_ready: Vec<String> = attachment.not_ready().into_iter().map(|s| s.name).collect();
+    assert_eq!(not_ready, ["other"], "the other server was never launched");
+    let other = attachment
+        .statuses()
+        .into_iter()
+        .find(|s| s.name == "other")
+        .unwrap();
+    assert_eq!(other.state, kun_mcp::ServerState::Idle);
+
+    assert!(attachment.runs(&settings));
+    let fewer = self::settings(
+        dir.path(),
+        &format!(
+            "[mcp_servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n",
+            server.to_string_lossy()
+        ),
+    );
+    assert!(!attachment.runs(&fewer));
+    attachment.shutdown().await;
+}

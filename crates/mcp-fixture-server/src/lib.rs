@@ -18,9 +18,10 @@
 //! | `查询天气` | read-only, closed world | a tool whose name is not ASCII |
 //!
 //! The binary (`kun-mcp-fixture-server`) serves it on stdio. Flags:
-//! `--startup-delay-ms N` sleeps before serving (to test start-up timeouts) and
+//! `--startup-delay-ms N` sleeps before serving (to test start-up timeouts),
 //! `--exit-immediately` exits with status 3 before the handshake (a server that fails to
-//! start).
+//! start); `--never-start` never answers the handshake (a server that hangs);
+//! `--started-marker PATH` appends the process id to `PATH` when launched.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {

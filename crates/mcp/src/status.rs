@@ -3,6 +3,7 @@
 //! | state | provider policy |
 //! |---|---|
 //! | `disabled` | disabled (`enabled = false` in the configuration) |
+//! | `idle` | unavailable: not started (the command did not need it yet) |
 //! | `starting` | unavailable: starting |
 //! | `connected` | ready |
 //! | `reconnecting` | unavailable: why the last attempt failed, and which attempt is next |
@@ -25,6 +26,9 @@ pub enum ServerState {
         /// Why, and what to configure to use it.
         reason: String,
     },
+    /// May start, but nothing asked for it yet (a manager built with
+    /// [`idle`](crate::McpManagerBuilder::idle) starts a server on first use).
+    Idle,
     /// The first connection attempt is running.
     Starting,
     /// Connected; its tools are listed.
@@ -61,6 +65,9 @@ impl ServerState {
             Self::Refused { reason } => {
                 ProviderPolicy::unavailable(format!("not started: {reason}"))
             }
+            Self::Idle => ProviderPolicy::unavailable(
+                "the server has not been started; it starts when one of its tools is called",
+            ),
             Self::Starting => ProviderPolicy::unavailable("the server is starting"),
             Self::Connected { .. } => ProviderPolicy::ready(),
             Self::Reconnecting {

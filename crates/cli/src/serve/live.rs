@@ -13,11 +13,18 @@
 //! or went, changes it) and published on a [`watch`] channel that every session follows to
 //! send `notifications/tools/list_changed`.
 //!
+//! MCP servers never hold this up: they connect in the background ([`servers`]), and each
+//! catalog they publish (a server's tools arriving, a server failing) republishes the
+//! fingerprint at once. A reload that changes `[mcp_servers]` (or the search settings, the
+//! name limit or the trust) starts a new set of servers in the background and stops the old
+//! ones; a reload that does not keeps them running.
+//!
 //! Invariant: a call holds the `Arc<Assembly>` it started with, so a reload never changes a
 //! running turn; the next `tools/call` uses the new assembly.
 
+use super::servers;
 use arc_swap::ArcSwap;
-use kun_composition::{Assembly, ConfigPaths, McpAttachment, Overrides, Settings};
+use kun_composition::{Assembly, ConfigPaths, McpAttachment, McpLaunch, Overrides, Settings};
 use kun_registry::fingerprint_catalog;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -51,14 +58,36 @@ pub enum Reload {
 /// A file's modification time and size, or `None` when it does not exist.
 type Stamp = Option<(SystemTime, u64)>;
 
+/// The assembly in effect and the fingerprint of its catalog, shared with the tasks that
+/// follow the MCP servers.
+pub(crate) struct Published {
+    current: ArcSwap<Assembly>,
+    fingerprint: watch::Sender<String>,
+}
+
+impl Published {
+    /// Recomputes the fingerprint of the current catalog and publishes it if it changed.
+    pub(crate) fn republish(&self) {
+        let fingerprint = catalog_fingerprint(&self.current.load());
+        self.fingerprint.send_if_modified(|published| {
+            if *published == fingerprint {
+                false
+            } else {
+                tracing::info!(%fingerprint, "catalog changed");
+                *published = fingerprint;
+                true
+            }
+        });
+    }
+}
+
 /// The live assembly, its configuration sources and the published fingerprint.
 pub struct Live {
     paths: ConfigPaths,
     overrides: Overrides,
-    current: ArcSwap<Assembly>,
+    published: Arc<Published>,
     stamps: Mutex<Vec<(PathBuf, Stamp)>>,
-    fingerprint: watch::Sender<String>,
-    /// The running MCP servers; their providers follow each reloaded assembly.
+    /// The MCP servers; their providers follow each reloaded assembly.
     mcp: Mutex<Option<McpAttachment>>,
 }
 
@@ -66,7 +95,7 @@ impl std::fmt::Debug for Live {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Live")
             .field("paths", &self.paths)
-            .field("fingerprint", &*self.fingerprint.borrow())
+            .field("fingerprint", &*self.published.fingerprint.borrow())
             .finish_non_exhaustive()
     }
 }
@@ -80,17 +109,23 @@ impl Live {
         Self {
             paths,
             overrides,
-            current: ArcSwap::from_pointee(assembly),
+            published: Arc::new(Published {
+                current: ArcSwap::from_pointee(assembly),
+                fingerprint: watch::Sender::new(fingerprint),
+            }),
             stamps: Mutex::new(stamps),
-            fingerprint: watch::Sender::new(fingerprint),
             mcp: Mutex::new(None),
         }
     }
 
-    /// Keeps these MCP servers' providers registered in every assembly from now on. Changes
-    /// to `[mcp_servers]` take effect when `serve` restarts; reloads keep the running servers.
+    /// Keeps these MCP servers' providers registered in every assembly from now on, and
+    /// republishes the fingerprint whenever their catalog changes (must run inside a tokio
+    /// runtime). A reload that changes what they were built from replaces them.
     #[must_use]
     pub fn with_mcp(self, mcp: Option<McpAttachment>) -> Self {
+        if let Some(mcp) = &mcp {
+            servers::follow(Arc::clone(&self.published), mcp.registered());
+        }
         *self.mcp.lock().unwrap_or_else(PoisonError::into_inner) = mcp;
         self
     }
@@ -110,13 +145,13 @@ impl Live {
     /// The assembly in effect now.
     #[must_use]
     pub fn current(&self) -> Arc<Assembly> {
-        self.current.load_full()
+        self.published.current.load_full()
     }
 
     /// Follows the catalog fingerprint.
     #[must_use]
     pub fn fingerprint(&self) -> watch::Receiver<String> {
-        self.fingerprint.subscribe()
+        self.published.fingerprint.subscribe()
     }
 
     /// Reloads the configuration if `trigger` asks for it, then republishes the fingerprint.
@@ -129,16 +164,7 @@ impl Live {
             ),
             Reload::Unchanged => {}
         }
-        let fingerprint = catalog_fingerprint(&self.current());
-        self.fingerprint.send_if_modified(|published| {
-            if *published == fingerprint {
-                false
-            } else {
-                tracing::info!(%fingerprint, "catalog changed");
-                *published = fingerprint;
-                true
-            }
-        });
+        self.published.republish();
         reload
     }
 
@@ -166,18 +192,48 @@ impl Live {
         crate::setup::report_ignored(new, &settings);
         match self.current().reassemble(settings) {
             Ok(next) => {
-                if let Some(mcp) = self
-                    .mcp
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .as_mut()
-                {
-                    mcp.retarget(&next);
-                }
-                self.current.store(Arc::new(next));
+                self.follow_servers(&next);
+                self.published.current.store(Arc::new(next));
                 Reload::Applied
             }
             Err(err) => Reload::Rejected(err.to_string()),
+        }
+    }
+
+    /// Keeps the MCP servers registered in `next`: the running ones when `next` configures
+    /// the same servers, otherwise a new set started in the background (the old set is shut
+    /// down in the background too).
+    fn follow_servers(&self, next: &Assembly) {
+        let mut mcp = self.mcp.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(running) = mcp.as_mut()
+            && running.runs(&next.settings)
+        {
+            running.retarget(next);
+            return;
+        }
+        if mcp.is_none() && next.settings.mcp_servers.is_empty() {
+            return;
+        }
+        if tokio::runtime::Handle::try_current().is_err() {
+            tracing::warn!("MCP servers not changed: no runtime to start them on");
+            return;
+        }
+        let started = match kun_composition::start_mcp(next, McpLaunch::Background) {
+            Ok(started) => started,
+            Err(err) => {
+                tracing::warn!("MCP servers not changed, the running ones stay: {err}");
+                if let Some(running) = mcp.as_mut() {
+                    running.retarget(next);
+                }
+                return;
+            }
+        };
+        if let Some(started) = &started {
+            servers::follow(Arc::clone(&self.published), started.registered());
+        }
+        tracing::info!("MCP servers changed by the configuration; restarting them");
+        if let Some(old) = std::mem::replace(&mut *mcp, started) {
+            tokio::spawn(old.shutdown());
         }
     }
 

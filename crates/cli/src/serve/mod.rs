@@ -10,6 +10,8 @@
 //! * skills: in the `instructions` and as MCP prompts ([`prompts`]);
 //! * reloading: configuration files are polled every second, `SIGHUP` forces a reload, and
 //!   `notifications/tools/list_changed` follows every catalog fingerprint change ([`live`]);
+//! * MCP servers: started in the background, never waited for; each one's tools join the
+//!   catalog when it is up, a failing one is reported once on stderr ([`servers`]);
 //! * logs: stderr only (`RUST_LOG`); stdout belongs to the protocol.
 
 pub mod ask;
@@ -20,6 +22,7 @@ pub mod live;
 pub mod options;
 pub mod progress;
 pub mod prompts;
+pub mod servers;
 pub mod session;
 
 use crate::Outcome;
@@ -78,7 +81,9 @@ pub async fn run(args: ServeArgs) -> Outcome {
             return Outcome::Usage;
         }
     };
-    let mcp = match kun_composition::attach_mcp(&assembly).await {
+    // The servers connect in the background: `initialize` and the built-in tools never wait
+    // for them; their tools arrive with `notifications/tools/list_changed`.
+    let mcp = match kun_composition::start_mcp(&assembly, kun_composition::McpLaunch::Background) {
         Ok(mcp) => mcp,
         Err(err) => {
             eprintln!("kun-tools: {err}");

@@ -15,6 +15,9 @@ Scenarios (each exits 0 and prints `ok SCENARIO`, or fails with a traceback):
   with --approval-fallback allow.
 * reload    - changing .kun/config.toml while serving sends tools/list_changed and the next
   tools/list follows it.
+* slow-server - serve with --config naming an MCP server that takes seconds to start:
+  initialize and tools/list answer at once (under a second), then tools/list_changed brings
+  the server's tools (`mcp_slow_echo`), which answer.
 * http      - streamable HTTP at --url, with --token as the bearer token; closing the session
               (DELETE) must not make the SDK log "Session termination failed".
 * http-refused - the same URL with a wrong token: the client cannot connect.
@@ -22,6 +25,7 @@ Scenarios (each exits 0 and prints `ok SCENARIO`, or fails with a traceback):
 
 import argparse
 import json
+import time
 import logging
 import os
 import pathlib
@@ -231,6 +235,32 @@ async def reload(args):
             raise AssertionError("a tool removed by the reload was still callable")
 
 
+async def slow_server(args):
+    changed = anyio.Event()
+
+    async def on_message(message):
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    started = time.monotonic()
+    async with stdio_session(args, extra=["--config", args.config], messages=on_message) as session:
+        tools = await tools_by_name(session)
+        took = time.monotonic() - started
+        print(f"initialize + tools/list with a slow MCP server configured: {took * 1000:.0f} ms")
+        check(took < 1.0, f"serve waited for the MCP server: {took:.2f} s")
+        check("read" in tools, "read missing")
+        check("mcp_slow_echo" not in tools, "the slow server's tools came too early")
+        with anyio.fail_after(60):
+            while "mcp_slow_echo" not in tools:
+                await changed.wait()
+                changed = anyio.Event()
+                tools = await tools_by_name(session)
+        check(time.monotonic() - started >= 3.0, "the server's tools came before it started")
+        echoed = await session.call_tool("mcp_slow_echo", {"text": "from python"})
+        check(echoed.is_error is False, f"mcp_slow_echo failed: {echoed}")
+        check("from python" in text_of(echoed), f"mcp_slow_echo said {echoed}")
+
+
 @asynccontextmanager
 async def http_session(url, token):
     headers = {"Authorization": f"Bearer {token}"} if token else None
@@ -286,6 +316,7 @@ SCENARIOS = {
     "never": never,
     "fallback": fallback,
     "reload": reload,
+    "slow-server": slow_server,
     "http": http,
     "http-refused": http_refused,
 }
@@ -298,6 +329,7 @@ def main():
     parser.add_argument("--workspace")
     parser.add_argument("--url")
     parser.add_argument("--token")
+    parser.add_argument("--config")
     args = parser.parse_args()
 
     async def run():

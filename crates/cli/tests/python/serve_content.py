@@ -17,6 +17,7 @@ output schema) and `@modelcontextprotocol/server-everything` under a long server
   the text block, which is the rendering.
 
 Both: every advertised name is at most 54 characters, and the image comes as an image block.
+Both wait until both servers' tools are listed (`serve` does not wait for them).
 """
 
 import argparse
@@ -75,8 +76,19 @@ def by_suffix(tools, suffix):
     return tools[found[0]]
 
 
+async def once_both_servers_are_listed(session):
+    """MCP servers connect in the background: their tools arrive after `initialize`."""
+    with anyio.fail_after(60):
+        while True:
+            listed = await session.list_tools()
+            names = [tool.name for tool in listed.tools]
+            if all(any(name.endswith(end) for name in names) for end in ("_get_tiny_image", "_get_current_time")):
+                return listed
+            await anyio.sleep(0.2)
+
+
 async def common_checks(session):
-    listed = await session.list_tools()
+    listed = await once_both_servers_are_listed(session)
     tools = {tool.name: tool for tool in listed.tools}
     for name in tools:
         check(len(name) <= MAX_NAME, f"{name} is {len(name)} characters, over {MAX_NAME}")

@@ -189,3 +189,42 @@ pub fn contract(tool: &Tool, result: &CallToolResult) -> String {
     }
     text
 }
+
+/// The tools once `done` holds for them, waiting for `tools/list_changed` in between: MCP
+/// servers connect in the background, so their tools arrive after `initialize`.
+pub async fn listed_when(
+    session: &Session,
+    client: &Client,
+    done: impl Fn(&[Tool]) -> bool,
+) -> Vec<Tool> {
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let listed = tools(session).await;
+        if done(&listed) {
+            return listed;
+        }
+        tokio::time::timeout_at(deadline, client.list_changed.notified())
+            .await
+            .unwrap_or_else(|_| panic!("still not listed: {:?}", names(&listed)));
+    }
+}
+
+/// The tools once `tool` is among them.
+pub async fn until_listed(session: &Session, client: &Client, tool: &str) -> Vec<Tool> {
+    listed_when(session, client, |listed| {
+        listed.iter().any(|t| t.name == tool)
+    })
+    .await
+}
+
+/// The tools once an MCP server's tools are among them (the search gateway's own tools do
+/// not count): enough for a test with one server, whose tools arrive together.
+pub async fn with_mcp_tools(session: &Session, client: &Client) -> Vec<Tool> {
+    listed_when(session, client, |listed| {
+        listed.iter().any(|t| {
+            t.name.starts_with("mcp_")
+                && !["mcp_search", "mcp_describe", "mcp_call"].contains(&t.name.as_ref())
+        })
+    })
+    .await
+}

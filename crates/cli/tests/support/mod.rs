@@ -182,3 +182,43 @@ pub fn sdk_python() -> Option<PathBuf> {
     eprintln!("skipping the Python SDK test: {why}");
     None
 }
+
+/// The MCP fixture server (`kun-mcp-fixture-server`), beside `kun-tools` in the same target
+/// directory. `cargo nextest run --workspace` builds it; when it is missing or older than its
+/// sources (a run of this package alone), it is built here first.
+pub fn fixture_server() -> PathBuf {
+    let tools = Path::new(kun_tools());
+    let binary = tools.with_file_name("kun-mcp-fixture-server");
+    let sources = repo_root().join("crates/mcp-fixture-server/src");
+    let newest_source = std::fs::read_dir(&sources)
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.metadata().ok()?.modified().ok())
+        .max()
+        .unwrap();
+    let fresh = std::fs::metadata(&binary)
+        .and_then(|meta| meta.modified())
+        .is_ok_and(|built| built >= newest_source);
+    if !fresh {
+        let profile_dir = tools.parent().unwrap();
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev",
+            Some(other) => other,
+        };
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "kun-mcp-fixture-server",
+                "--profile",
+                profile,
+            ])
+            .arg("--target-dir")
+            .arg(profile_dir.parent().unwrap())
+            .current_dir(repo_root())
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the MCP fixture server failed");
+    }
+    binary
+}

@@ -17,8 +17,10 @@ use crate::trust::McpTrust;
 use state::{ServerSlot, Shared};
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{Notify, oneshot, watch};
+use std::time::Duration;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -100,6 +102,32 @@ impl McpManagerBuilder {
     /// A server configuration that cannot work, or two servers with the same name. Nothing is
     /// started then.
     pub async fn start(self) -> Result<McpManager, ConfigError> {
+        let manager = self.spawn()?;
+        manager.wait_started(None).await;
+        Ok(manager)
+    }
+
+    /// Validates every server and starts the enabled ones in the background: returns at once,
+    /// with every server that may start in state `starting`. Their tools arrive with later
+    /// catalogs ([`McpManager::changes`]); [`McpManager::wait_started`] waits for them. Must
+    /// run inside a tokio runtime.
+    ///
+    /// # Errors
+    /// As [`start`](Self::start).
+    pub fn spawn(self) -> Result<McpManager, ConfigError> {
+        let manager = self.idle()?;
+        manager.launch_all();
+        Ok(manager)
+    }
+
+    /// Validates every server and starts none: every server that may start waits in state
+    /// `idle` until [`McpManager::launch`] (or [`McpManager::launch_all`]) names it. Trust and
+    /// visibility are decided here, as with [`start`](Self::start): a refused server never
+    /// launches. Must run inside a tokio runtime.
+    ///
+    /// # Errors
+    /// As [`start`](Self::start).
+    pub fn idle(self) -> Result<McpManager, ConfigError> {
         let mut seen = BTreeSet::new();
         for config in &self.servers {
             config.validate()?;
@@ -133,7 +161,7 @@ impl McpManagerBuilder {
                     (Some(reason), true) => ServerState::Refused {
                         reason: reason.clone(),
                     },
-                    (None, true) => ServerState::Starting,
+                    (None, true) => ServerState::Idle,
                     (_, false) => ServerState::Disabled,
                 };
                 let status = ServerStatus {
@@ -153,6 +181,8 @@ impl McpManagerBuilder {
                     link.set_down("the server is turned off in the configuration");
                 } else if let Some(reason) = &refused {
                     link.set_down(reason);
+                } else {
+                    link.set_down("the server has not been started");
                 }
                 Arc::new(ServerSlot {
                     slug: slugs.get(&config.name).cloned().unwrap_or_default(),
@@ -160,36 +190,15 @@ impl McpManagerBuilder {
                     link: Arc::new(link),
                     status: Arc::new(Mutex::new(status)),
                     refresh: Notify::new(),
+                    launched: AtomicBool::new(false),
                     config,
                 })
             })
             .collect();
-        let shared = Shared::new(self.search, self.sanitizer, self.name_limit, slots);
-        let shutdown = CancellationToken::new();
-        let mut tasks = Vec::new();
-        let mut readiness = Vec::new();
-        for slot in shared
-            .servers
-            .iter()
-            .filter(|s| s.status().state == ServerState::Starting)
-        {
-            let (tx, rx) = oneshot::channel();
-            readiness.push(rx);
-            tasks.push(tokio::spawn(supervisor::supervise(
-                Arc::clone(&shared),
-                Arc::clone(slot),
-                shutdown.clone(),
-                tx,
-            )));
-        }
-        for rx in readiness {
-            // A supervisor that ended without firing has already published its state.
-            let _ = rx.await;
-        }
         Ok(McpManager {
-            shared,
-            shutdown,
-            tasks: Mutex::new(tasks),
+            shared: Shared::new(self.search, self.sanitizer, self.name_limit, slots),
+            shutdown: CancellationToken::new(),
+            tasks: Mutex::new(Vec::new()),
         })
     }
 }
@@ -301,6 +310,83 @@ impl McpManager {
         }
     }
 
+    /// Starts every server still `idle` (each once; refused and disabled servers never
+    /// start). Returns at once; the servers connect in the background.
+    pub fn launch_all(&self) {
+        for slot in &self.shared.servers {
+            self.launch_slot(slot);
+        }
+    }
+
+    /// Starts the named servers that are still `idle`; other names are ignored. Returns at
+    /// once.
+    pub fn launch<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        for name in names {
+            if let Some(slot) = self.shared.servers.iter().find(|s| s.config.name == name) {
+                self.launch_slot(slot);
+            }
+        }
+    }
+
+    fn launch_slot(&self, slot: &Arc<ServerSlot>) {
+        if slot.status().state != ServerState::Idle || slot.launched.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.shared.set_state(slot, ServerState::Starting, None);
+        let task = tokio::spawn(supervisor::supervise(
+            Arc::clone(&self.shared),
+            Arc::clone(slot),
+            self.shutdown.clone(),
+        ));
+        self.tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(task);
+    }
+
+    /// Waits until no server is `starting` (each launched server has connected or failed its
+    /// first attempt), for at most `within` (`None`: as long as that takes — each attempt is
+    /// bounded by its server's start-up timeout). Returns whether they all got there.
+    pub async fn wait_started(&self, within: Option<Duration>) -> bool {
+        // Subscribe before looking, so a change between the look and the wait is not missed.
+        let mut changes = self.shared.subscribe();
+        let settled = async {
+            while self
+                .statuses()
+                .iter()
+                .any(|s| s.state == ServerState::Starting)
+            {
+                if changes.changed().await.is_err() {
+                    break;
+                }
+            }
+        };
+        match within {
+            Some(limit) => tokio::time::timeout(limit, settled).await.is_ok(),
+            None => {
+                settled.await;
+                true
+            }
+        }
+    }
+
+    /// The configured server whose tools `name` would be (`mcp_<slug>_…`), whether or not
+    /// the server is running or lists such a tool. Server slugs are prefix-free (see
+    /// [`naming`](crate::naming)), so at most one server owns a name; the search gateway's
+    /// own tools (`mcp_search`, `mcp_describe`, `mcp_call`) belong to none.
+    #[must_use]
+    pub fn owner_of(&self, name: &str) -> Option<&str> {
+        self.shared
+            .servers
+            .iter()
+            .find(|slot| {
+                name.strip_prefix("mcp_")
+                    .and_then(|rest| rest.strip_prefix(slot.slug.as_str()))
+                    .is_some_and(|rest| rest.starts_with('_'))
+            })
+            .map(|slot| slot.config.name.as_str())
+    }
+
     /// Stops every supervisor and waits until each server is closed.
     pub async fn shutdown(self) {
         self.shutdown.cancel();
@@ -324,3 +410,6 @@ impl Drop for McpManager {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

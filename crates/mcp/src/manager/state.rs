@@ -13,6 +13,7 @@ use crate::status::{ServerState, ServerStatus};
 use crate::tool::{Listing, McpTool};
 use kun_ports::Tool;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::{Notify, watch};
 
@@ -27,6 +28,8 @@ pub struct McpCatalog {
     pub search_active: bool,
     /// Catalog name → (server, original tool name), for every tool of every server.
     pub names: NameTable,
+    /// Each server's state when this catalog was published, in configuration order.
+    pub statuses: Vec<ServerStatus>,
 }
 
 /// One configured server and what lives as long as it does.
@@ -38,6 +41,8 @@ pub(crate) struct ServerSlot {
     pub status: Arc<Mutex<ServerStatus>>,
     /// Asks the supervisor to list the tools again.
     pub refresh: Notify,
+    /// Whether a supervisor was started for it (at most once).
+    pub launched: AtomicBool,
 }
 
 impl ServerSlot {
@@ -82,6 +87,7 @@ impl Shared {
             providers: Vec::new(),
             search_active: false,
             names: NameTable::new(),
+            statuses: Vec::new(),
         }));
         let shared = Arc::new(Self {
             search,
@@ -242,6 +248,7 @@ impl Shared {
             providers,
             search_active: state.search_active,
             names,
+            statuses: self.servers.iter().map(|s| s.status().clone()).collect(),
         }));
     }
 }

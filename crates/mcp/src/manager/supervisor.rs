@@ -19,7 +19,6 @@ use crate::status::ServerState;
 use rmcp::service::QuitReason;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 /// How long a cancelled connection may take to close before the group is killed anyway.
@@ -33,14 +32,13 @@ enum Ended {
     Shutdown,
 }
 
-/// Runs the server's connection until shutdown. `ready` fires after the first attempt.
+/// Runs the server's connection until shutdown. The state leaves `starting` after the first
+/// attempt, whatever its outcome.
 pub(crate) async fn supervise(
     shared: Arc<Shared>,
     slot: Arc<ServerSlot>,
     shutdown: CancellationToken,
-    ready: oneshot::Sender<()>,
 ) {
-    let mut ready = Some(ready);
     let policy = slot.config.reconnect;
     let mut failures: u32 = 0;
     let mut ever_connected = false;
@@ -52,16 +50,7 @@ pub(crate) async fn supervise(
         };
         let error = match attempt {
             Ok(connected) => {
-                match serve(
-                    &shared,
-                    &slot,
-                    connected,
-                    &shutdown,
-                    &mut ready,
-                    ever_connected,
-                )
-                .await
-                {
+                match serve(&shared, &slot, connected, &shutdown, ever_connected).await {
                     Ended::Shutdown => break,
                     Ended::Lost(reason) => {
                         // `serve` dropped the connection's group guard: its group is killed.
@@ -78,7 +67,6 @@ pub(crate) async fn supervise(
         if failures > policy.max_attempts {
             let reason = format!("{error} ({failures} failed attempts in a row)");
             shared.set_state(&slot, ServerState::Failed { reason }, None);
-            fire(&mut ready);
             // Stay alive only to notice shutdown; nothing else to do.
             shutdown.cancelled().await;
             break;
@@ -92,7 +80,6 @@ pub(crate) async fn supervise(
             },
             None,
         );
-        fire(&mut ready);
         tokio::select! {
             () = tokio::time::sleep(policy.delay(failures)) => {}
             () = shutdown.cancelled() => break,
@@ -100,13 +87,6 @@ pub(crate) async fn supervise(
     }
     slot.link.set_down("the MCP manager was shut down");
     shared.set_state(&slot, ServerState::Stopped, None);
-    fire(&mut ready);
-}
-
-fn fire(ready: &mut Option<oneshot::Sender<()>>) {
-    if let Some(tx) = ready.take() {
-        let _ = tx.send(());
-    }
 }
 
 /// Lists the tools, publishes, and watches the connection until it ends.
@@ -115,7 +95,6 @@ async fn serve(
     slot: &ServerSlot,
     connected: Connected,
     shutdown: &CancellationToken,
-    ready: &mut Option<oneshot::Sender<()>>,
     reconnected: bool,
 ) -> Ended {
     let Connected {
@@ -145,7 +124,6 @@ async fn serve(
     let tool_count = tools.len();
     shared.set_tools(slot, tools);
     shared.set_state(slot, ServerState::Connected { tool_count }, pid);
-    fire(ready);
 
     let peer = client.peer().clone();
     let cancel = client.cancellation_token();
