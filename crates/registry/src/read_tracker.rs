@@ -110,8 +110,17 @@ struct ReadRecord {
 /// // Not in the file, but the file is as read: the edit tool answers `edit_not_found`.
 /// assert_eq!(check(&["fn other"], Some(seen)), ReadCheck::Ok);
 /// assert_eq!(check(&["fn main"], Some(later)), ReadCheck::Changed);
-/// // Without a revision on disk, the fragments are compared with the read.
-/// assert_eq!(check(&["fn other"], None), ReadCheck::StaleOldText);
+/// // A file read without a revision: the fragments are compared with the text read.
+/// let bare = Path::new("/ws/notes.txt");
+/// tracker.record_read("thread", ReadObservation {
+///     path: bare.to_owned(),
+///     content: Some("alpha\nbeta\n".into()),
+///     partial: false,
+///     revision: None,
+/// });
+/// let texts = |t: &str| vec![t.to_owned()];
+/// assert_eq!(tracker.check_edit("thread", bare, &texts("beta"), None), ReadCheck::Ok);
+/// assert_eq!(tracker.check_edit("thread", bare, &texts("gamma"), None), ReadCheck::StaleOldText);
 /// ```
 pub struct InMemoryReadTracker {
     normaliser: Normaliser,
