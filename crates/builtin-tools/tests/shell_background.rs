@@ -268,6 +268,34 @@ async fn dropping_the_tool_kills_every_job() {
 }
 
 #[tokio::test]
+async fn killing_an_escalated_job_ends_its_whole_group() {
+    let ws = TestWorkspace::new();
+    let tool = BackgroundShellTool::new(unconfined());
+    let started = ok(
+        &tool,
+        &ws,
+        json!({
+            "action": "start",
+            "command": "sleep 600 & echo $! > child.txt; echo $$ > pid.txt; wait",
+            "sandbox": "escalated",
+            "justification": "test"
+        }),
+    )
+    .await;
+    let id = started["id"].as_str().unwrap().to_owned();
+    let pid = wait_for_pid(&ws.path("pid.txt")).await;
+    let child = wait_for_pid(&ws.path("child.txt")).await;
+    assert!(alive(pid) && alive(child));
+    let killed = ok(&tool, &ws, json!({"action": "kill", "id": id})).await;
+    assert_eq!(killed["status"], "killed");
+    assert!(wait_dead(pid).await, "the job's shell is gone");
+    assert!(
+        wait_dead(child).await,
+        "the job's child is gone with its group"
+    );
+}
+
+#[tokio::test]
 async fn bad_requests_say_what_is_missing() {
     let ws = TestWorkspace::new();
     let tool = BackgroundShellTool::new(unconfined());
