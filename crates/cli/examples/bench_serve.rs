@@ -18,6 +18,9 @@
 //! 500 files (theirs: `search_files`); `grep` of a regex over the same files (the filesystem
 //! server has no content search, so there is no anchor for it).
 
+#[path = "support/binary.rs"]
+mod binary;
+
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -192,7 +195,7 @@ async fn main() -> Fallible<()> {
 /// The floor: the same client calling the no-op `echo` of a bare rmcp server (the fixture
 /// server), interleaved with our `read`; what a round trip costs before any tool work.
 async fn floor(ours: &Server, iterations: usize) -> Fallible<()> {
-    let fixture = binary("kun-mcp-fixture-server", "kun-mcp-fixture-server")?;
+    let fixture = binary::build("kun-mcp-fixture-server", "kun-mcp-fixture-server")?;
     let (bare, _) = connect(tokio::process::Command::new(fixture)).await?;
     let read = Call::new("read", json!({"path": "small.txt"}));
     let echo = Call::new("echo", json!({"text": "x"}));
@@ -369,30 +372,7 @@ fn kun_command(kun: &Path, tree: &Path, scratch: &Path) -> tokio::process::Comma
 
 /// Builds `kun-tools` with the profile this example was built with, and returns its path.
 fn kun_tools_binary() -> Fallible<PathBuf> {
-    binary("kun-cli", "kun-tools")
-}
-
-/// Builds `bin` of `package` with the profile this example was built with; its path.
-fn binary(package: &str, bin: &str) -> Fallible<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("cannot locate the target directory")?;
-    let release = profile_dir
-        .file_name()
-        .is_some_and(|name| name == "release");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = std::process::Command::new(cargo);
-    build.args(["build", "--quiet", "-p", package, "--bin", bin]);
-    if release {
-        build.arg("--release");
-    }
-    let status = build.status()?;
-    if !status.success() {
-        return Err(format!("building {bin} failed").into());
-    }
-    Ok(profile_dir.join(bin))
+    binary::build("kun-cli", "kun-tools")
 }
 
 fn filesystem_server() -> Option<PathBuf> {

@@ -14,6 +14,9 @@
 //! * `call read`: the whole `kun-tools call --yes read '{"path": "small.txt"}'` process;
 //! * once: how long after spawn the slow server's tools are listed by `serve`.
 
+#[path = "support/binary.rs"]
+mod binary;
+
 use rmcp::ServiceExt;
 use rmcp::transport::TokioChildProcess;
 use std::error::Error;
@@ -37,9 +40,9 @@ async fn main() -> Fallible<()> {
     let options = options()?;
     let kun = match &options.kun_tools {
         Some(path) => path.clone(),
-        None => build("kun-cli", "kun-tools")?,
+        None => binary::build("kun-cli", "kun-tools")?,
     };
-    let fixture = build("kun-mcp-fixture-server", "kun-mcp-fixture-server")?;
+    let fixture = binary::build("kun-mcp-fixture-server", "kun-mcp-fixture-server")?;
     let scratch = tempfile::tempdir()?;
     let setup = Setup::new(scratch.path(), &fixture, options.delay_ms)?;
     println!(
@@ -218,26 +221,4 @@ where
 
 fn ms(duration: Duration) -> String {
     format!("{:.1} ms", duration.as_secs_f64() * 1_000.0)
-}
-
-/// Builds `bin` of `package` with the profile this example was built with; returns its path.
-fn build(package: &str, bin: &str) -> Fallible<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("cannot locate the target directory")?;
-    let release = profile_dir
-        .file_name()
-        .is_some_and(|name| name == "release");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = std::process::Command::new(cargo);
-    command.args(["build", "--quiet", "-p", package, "--bin", bin]);
-    if release {
-        command.arg("--release");
-    }
-    if !command.status()?.success() {
-        return Err(format!("building {bin} failed").into());
-    }
-    Ok(profile_dir.join(bin))
 }

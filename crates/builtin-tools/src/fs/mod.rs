@@ -94,6 +94,12 @@ pub(crate) fn beneath(
     )
 }
 
+/// Opens a regular file beneath its root, through no link, without waiting on a FIFO (for
+/// the tools outside this module: `verify_changes`).
+pub(crate) fn open_beneath(at: &beneath::Beneath) -> Result<std::fs::File, no_follow::FileError> {
+    no_follow::open_file(at)
+}
+
 /// Reads a whole regular file beneath its root, through no link (for the tools outside
 /// this module: `lsp`).
 pub(crate) fn read_beneath(at: &beneath::Beneath) -> Result<Vec<u8>, no_follow::FileError> {

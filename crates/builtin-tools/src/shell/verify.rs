@@ -101,33 +101,21 @@ impl Default for VerifyConfig {
     }
 }
 
-/// A manifest's text, when it is a regular file of at most 1 MiB opened without following a
-/// symbolic link: a repository's `package.json` linked to `/dev/zero` or a FIFO must neither
-/// hang nor exhaust memory.
-fn read_manifest(path: &Path) -> Option<String> {
+/// A manifest's text, when it is a regular file of at most 1 MiB opened beneath `root`
+/// through no link: a repository's `package.json` linked to `/dev/zero` or made a FIFO must
+/// neither hang nor exhaust memory.
+fn read_manifest(root: &Path, name: &str) -> Option<String> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     const MAX_MANIFEST: u64 = 1 << 20;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc_nofollow_nonblock())
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_MANIFEST {
+    let root = root.canonicalize().ok()?;
+    let at = crate::fs::beneath::Beneath::locate(&root.join(name), [&root]);
+    let file = crate::fs::open_beneath(&at).ok()?;
+    if file.metadata().ok()?.len() > MAX_MANIFEST {
         return None;
     }
     let mut text = String::new();
     file.take(MAX_MANIFEST).read_to_string(&mut text).ok()?;
     Some(text)
-}
-
-/// `O_NOFOLLOW | O_NONBLOCK`: a symbolic link fails to open; a FIFO opens without waiting
-/// for a writer (and is then refused as not a regular file).
-fn libc_nofollow_nonblock() -> i32 {
-    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK)
-        .bits()
-        .cast_signed()
 }
 
 /// The command lines of the checks detected in `root`; see the module docs.
@@ -142,7 +130,7 @@ pub fn detect_checks(root: &Path, cargo: CargoChecks) -> Vec<String> {
             checks.push("cargo test".to_owned());
         }
     }
-    if let Some(text) = read_manifest(&root.join("package.json")) {
+    if let Some(text) = read_manifest(root, "package.json") {
         let manifest: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         let test = manifest.pointer("/scripts/test").and_then(Value::as_str);
         // `npm init` writes a placeholder test script that always fails.
