@@ -26,6 +26,7 @@ mod cli;
 mod doctor;
 mod memory;
 mod on_demand;
+mod runtime;
 mod serve;
 mod setup;
 mod skills;
@@ -68,10 +69,7 @@ fn main() -> ExitCode {
         }
     };
     setup::init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime::build() {
         Ok(runtime) => runtime,
         Err(err) => {
             eprintln!("kun-tools: cannot start the async runtime: {err}");
