@@ -92,6 +92,36 @@ async fn pages_concatenate_back_to_the_whole_file() {
     assert_eq!(pages, text.replace("\r\n", "\n"));
 }
 
+/// Small files are read on the calling task, large ones (over 256 KiB) in the blocking pool:
+/// both give the same pages, on a one-thread runtime as `kun-tools` runs them.
+#[tokio::test(flavor = "current_thread")]
+async fn small_and_large_files_read_alike_on_one_thread() {
+    let ws = TestWorkspace::new();
+    for (name, lines) in [("small.txt", 100), ("large.txt", 12_000)] {
+        let text: String = (1..=lines)
+            .map(|i| format!("line {i} of {name}, padded to be long enough\n"))
+            .collect();
+        ws.write(name, &text);
+        let size = text.len();
+        assert_eq!(size > 256 * 1024, name == "large.txt", "{name}: {size} bytes");
+        let tool = ReadTool::new(OutputLimits::new(5_000, 200_000));
+        let mut offset = 1;
+        let mut pages = String::new();
+        loop {
+            let out = read(&tool, &ws, json!({"path": name, "offset": offset})).await;
+            assert!(!out.is_error, "{}", out.output);
+            assert_eq!(out.output["total_lines"], lines);
+            assert_eq!(out.output["byte_size"], size);
+            pages.push_str(out.output["content"].as_str().unwrap());
+            match out.output.get("next_offset") {
+                Some(next) => offset = next.as_u64().unwrap() as usize,
+                None => break,
+            }
+        }
+        assert_eq!(pages, text, "{name}");
+    }
+}
+
 #[tokio::test]
 async fn limit_and_line_limits_are_reported() {
     let ws = TestWorkspace::new();

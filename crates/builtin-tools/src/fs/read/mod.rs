@@ -2,6 +2,8 @@
 //!
 //! * The path is resolved for reading (sandbox-checked) and opened without following a final
 //!   symlink.
+//! * Files up to 256 KiB (`INLINE_READ_BYTES`) are read on the calling task (cheaper than
+//!   two thread hand-offs); larger ones in the blocking pool.
 //! * `revision` is `<size>:<mtime in ns>` ([`FileRevision`]); passing the previous page's
 //!   revision as `expected_revision` makes the read fail with `reason: "file_revision_mismatch"`
 //!   if the file changed between pages.
@@ -20,7 +22,6 @@ mod sniff;
 
 pub use render::{ImageOutput, ReadBody, ReadOutput, TextPage, TruncatedBy};
 
-use super::beneath::Beneath;
 use super::{no_follow, run_blocking};
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
@@ -33,6 +34,7 @@ use paging::{Page, PageRequest, Stop};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use sniff::ContentKind;
+use std::fs::{File, Metadata};
 use std::io::{BufReader, Read as _};
 
 const DESCRIPTION: &str = "Read a file. Text comes back a page at a time as numbered lines (`  12│text`; the \
@@ -40,6 +42,15 @@ number and `│` are not part of the file): use `offset` (1-based line) and `lim
 does not reach the end says which offset continues. Pass the previous page's `revision` as `expected_revision` to be \
 told if the file changed in between. Images (PNG, JPEG, GIF, WEBP) come back as images; other binary files are \
 refused.";
+
+/// Files up to this size are read on the calling task: reading them from the page cache
+/// costs less than handing the work to the blocking pool and back (two thread wake-ups).
+/// Larger files are read in the blocking pool.
+pub(crate) const INLINE_READ_BYTES: u64 = 256 * 1024;
+
+/// The read buffer after the sniffed head: the rest of the file, within these bounds.
+const MIN_READ_BUFFER: usize = 4 * 1024;
+const MAX_READ_BUFFER: usize = 64 * 1024;
 
 /// Images larger than this are refused by default.
 pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
@@ -108,21 +119,29 @@ impl ReadTool {
         let limits = self.limits;
         let max_image_bytes = self.max_image_bytes;
         let at = super::beneath(&resolved, &ctx);
-        run_blocking(move || read_file(&resolved, &at, &args, limits, max_image_bytes)).await
+        // Opening never waits: the path was resolved just above, and a FIFO is refused
+        // without blocking (`no_follow::open_file`).
+        let file = no_follow::open_file(&at).map_err(|err| err.named(&resolved.relative))?;
+        let meta = file.metadata()?;
+        if meta.len() <= INLINE_READ_BYTES {
+            read_file(&resolved, file, &meta, &args, limits, max_image_bytes)
+        } else {
+            run_blocking(move || read_file(&resolved, file, &meta, &args, limits, max_image_bytes))
+                .await
+        }
     }
 }
 
 fn read_file(
     resolved: &ResolvedPath,
-    at: &Beneath,
+    mut file: File,
+    meta: &Metadata,
     args: &ReadArgs,
     limits: OutputLimits,
     max_image_bytes: u64,
 ) -> Result<ReadOutput, Failure> {
     let path = resolved.relative.clone();
-    let mut file = no_follow::open_file(at).map_err(|err| err.named(&resolved.relative))?;
-    let meta = file.metadata()?;
-    let revision = FileRevision::of(&meta).to_string();
+    let revision = FileRevision::of(meta).to_string();
     if let Some(expected) = args.expected_revision.as_deref()
         && expected != revision
     {
@@ -180,9 +199,13 @@ fn read_file(
                 _ => (limits.max_lines, Stop::MaxLines),
             };
             let request = PageRequest { offset, max_lines, line_stop, max_bytes: limits.max_bytes };
-            let reader = BufReader::with_capacity(64 * 1024, std::io::Cursor::new(head).chain(file));
+            let rest = usize::try_from(meta.len())
+                .unwrap_or(usize::MAX)
+                .saturating_sub(head.len());
+            let capacity = rest.clamp(MIN_READ_BUFFER, MAX_READ_BUFFER);
+            let reader = BufReader::with_capacity(capacity, std::io::Cursor::new(head).chain(file));
             let page = paging::read_page(reader, request)?;
-            let body = text_page(resolved, offset, &page)?;
+            let body = text_page(resolved, offset, page)?;
             Ok(ReadOutput {
                 path,
                 revision,
@@ -194,7 +217,7 @@ fn read_file(
 }
 
 /// The text of one page, or `invalid_arguments` for an offset past the end.
-fn text_page(resolved: &ResolvedPath, offset: usize, page: &Page) -> Result<TextPage, Failure> {
+fn text_page(resolved: &ResolvedPath, offset: usize, page: Page) -> Result<TextPage, Failure> {
     if offset > page.total_lines.max(1) {
         return Err(Failure::invalid(format!(
             "offset {offset} is past the end of {}, which has {} lines",
@@ -206,7 +229,7 @@ fn text_page(resolved: &ResolvedPath, offset: usize, page: &Page) -> Result<Text
     let (content, omitted_line_bytes) = match page.first_line_too_long {
         Some(len) => (String::new(), Some(len as u64)),
         None => (
-            String::from_utf8(page.content.clone())
+            String::from_utf8(page.content)
                 .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned()),
             None,
         ),
