@@ -72,11 +72,26 @@ pub(crate) struct Beneath {
 
 impl Beneath {
     /// Anchors `physical` at the first of `roots` whose real path contains it, else at `/`.
+    ///
+    /// A root that `physical` starts with as written is the anchor as written: a checked
+    /// physical path has no link left in it, so such a root is already its own real path
+    /// (and the root is the user's choice, opened like its canonical form would be). Only a
+    /// root written otherwise (through a link, relative) is canonicalised, which spares
+    /// every call a `readlink` walk over the root.
     pub(crate) fn locate<'a>(
         physical: &Path,
         roots: impl IntoIterator<Item = &'a PathBuf>,
     ) -> Self {
         for root in roots {
+            if root.is_absolute()
+                && let Ok(relative) = physical.strip_prefix(root)
+                && only_names(relative)
+            {
+                return Self {
+                    anchor: root.clone(),
+                    relative: relative.to_path_buf(),
+                };
+            }
             let Ok(real) = root.canonicalize() else {
                 continue;
             };
@@ -318,6 +333,27 @@ mod tests {
         let out = Beneath::locate(Path::new("/etc/hostname"), [&root]);
         assert_eq!(out.anchor, Path::new("/"));
         assert_eq!(out.relative, Path::new("etc/hostname"));
+    }
+
+    #[test]
+    fn a_root_written_through_a_link_or_relative_is_anchored_at_its_real_path() {
+        let (_dir, root, outside) = setup();
+        // `root/inner` is a link to `root/a`: as a root, it is anchored where it leads.
+        let linked = root.join("inner");
+        let at = Beneath::locate(&root.join("a/b/f"), [&linked]);
+        assert_eq!(at.anchor, root.join("a"));
+        assert_eq!(at.relative, Path::new("b/f"));
+        // A root that is a prefix of the path only as text through a link is not taken as
+        // written: `root/link/f` is really `outside/f`, beneath no root here.
+        let real_outside = outside.path().canonicalize().unwrap();
+        let at = Beneath::locate(&real_outside.join("f"), [&root.join("link")]);
+        assert_eq!(at.anchor, real_outside);
+        assert_eq!(at.relative, Path::new("f"));
+        let relative = PathBuf::from(".");
+        let here = std::env::current_dir().unwrap().canonicalize().unwrap();
+        let at = Beneath::locate(&here.join("x"), [&relative]);
+        assert_eq!(at.anchor, here);
+        assert_eq!(at.relative, Path::new("x"));
     }
 
     #[test]
