@@ -1,6 +1,7 @@
 //! `kun-tools serve`: the gated, filtered tool surface as an MCP server.
 //!
-//! * transport: stdio by default; `--http ADDR` for streamable HTTP ([`http`]);
+//! * transport: stdio by default, on the event loop when it is a pipe or a socket
+//!   ([`stdio`]); `--http ADDR` for streamable HTTP ([`http`]);
 //! * sessions: one MCP session is one thread, each `tools/call` one turn ([`session`]);
 //! * approvals: MCP elicitation, or `approval_fallback` for clients without it ([`elicit`]);
 //! * `user_input` / `request_user_input`: MCP elicitation forms ([`ask`]); long calls report
@@ -24,6 +25,7 @@ pub mod progress;
 pub mod prompts;
 pub mod servers;
 pub mod session;
+pub mod stdio;
 
 use crate::Outcome;
 use crate::cli::ServeArgs;
@@ -38,11 +40,11 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// The operation ledger's window. Every `tools/call` is a new turn with a fresh call id, so
-/// nothing is ever replayed across calls; the ledger still catches a call re-entering itself
-/// (`tool_invocation_in_progress`) and remembers unknown outcomes. Keeping the default 1,024
-/// completed outputs would only hold memory.
+/// no completed output is ever replayed: none is kept (a grep page held for replay is tens
+/// of KiB). The ledger still catches a call re-entering itself (`tool_invocation_in_progress`)
+/// and remembers unknown outcomes.
 const LEDGER_BOUNDS: LedgerBounds = LedgerBounds {
-    max_completed: 32,
+    max_completed: 0,
     max_unknown: 256,
 };
 
@@ -112,7 +114,7 @@ pub async fn run(args: ServeArgs) -> Outcome {
 /// One session over stdin/stdout, until the client closes stdin or `stop` fires.
 async fn stdio(live: Arc<Live>, stop: CancellationToken) -> Result<(), String> {
     let running = Session::new(live)
-        .serve(rmcp::transport::stdio())
+        .serve(stdio::transport())
         .await
         .map_err(|err| format!("the MCP handshake on stdio failed: {err}"))?;
     let session = running.cancellation_token();
