@@ -33,6 +33,14 @@ use std::time::{Duration, Instant};
 type Client = RunningService<RoleClient, ()>;
 type Fallible<T> = Result<T, Box<dyn Error>>;
 
+/// Issue 13's targets: our `read` against the filesystem server's `read_text_file`, and
+/// against the bare rmcp server's no-op `echo` (the floor); resident memory idle and after
+/// 1,000 calls, in MB (10^6 bytes).
+const READ_VS_FILESYSTEM: f64 = 0.5;
+const READ_VS_FLOOR: f64 = 1.2;
+const IDLE_RSS_MB: f64 = 14.0;
+const BUSY_RSS_MB: f64 = 20.0;
+
 const DIRS: usize = 20;
 const FILES_PER_DIR: usize = 25;
 
@@ -128,10 +136,13 @@ async fn main() -> Fallible<()> {
             (why.to_owned(), "n/a".to_owned())
         } else {
             let median = percentile(&mut their_times, 50);
-            (
-                micros(median),
-                format!("{:.2}x", ours_median.as_secs_f64() / median.as_secs_f64()),
-            )
+            let ratio = ours_median.as_secs_f64() / median.as_secs_f64();
+            let verdict = if our_call.tool == "read" {
+                format!(" (target ≤ {READ_VS_FILESYSTEM}x: {})", verdict(ratio <= READ_VS_FILESYSTEM))
+            } else {
+                String::new()
+            };
+            (micros(median), format!("{ratio:.2}x{verdict}"))
         };
         println!(
             "{name:<30} {:>14} {:>14} {theirs_text:>14} {ratio:>12}",
@@ -149,10 +160,12 @@ async fn main() -> Fallible<()> {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let ours_rss = rss_kib(idle_pid)?;
     println!(
-        "\nidle resident memory: kun-tools serve {:.1} MiB, {:.1} MiB of it anonymous ({} tools listed)",
+        "\nidle resident memory: kun-tools serve {:.1} MiB ({:.1} MB), {:.1} MiB of it anonymous ({} tools listed) (target ≤ {IDLE_RSS_MB} MB: {})",
         kib_to_mib(ours_rss),
+        kib_to_mb(ours_rss),
         kib_to_mib(anon_kib(idle_pid)?),
-        tools.len()
+        tools.len(),
+        verdict(kib_to_mb(ours_rss) <= IDLE_RSS_MB)
     );
     if let Some((_, their_pid)) = &theirs {
         println!(
@@ -178,10 +191,13 @@ async fn main() -> Fallible<()> {
         idle.time(&mix[n % mix.len()]).await?;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
+    let busy_rss = rss_kib(idle_pid)?;
     println!(
-        "resident memory after 1,000 calls (read, glob, grep in turn): kun-tools serve {:.1} MiB, {:.1} MiB of it anonymous (target ≤ 20 MiB; idle target ≤ 14 MiB)",
-        kib_to_mib(rss_kib(idle_pid)?),
-        kib_to_mib(anon_kib(idle_pid)?)
+        "resident memory after 1,000 calls (read, glob, grep in turn): kun-tools serve {:.1} MiB ({:.1} MB), {:.1} MiB of it anonymous (target ≤ {BUSY_RSS_MB} MB: {})",
+        kib_to_mib(busy_rss),
+        kib_to_mb(busy_rss),
+        kib_to_mib(anon_kib(idle_pid)?),
+        verdict(kib_to_mb(busy_rss) <= BUSY_RSS_MB)
     );
 
     idle.client.cancel().await?;
@@ -211,11 +227,12 @@ async fn floor(ours: &Server, iterations: usize) -> Fallible<()> {
         percentile(&mut ours_times, 50),
         percentile(&mut floor_times, 50),
     );
+    let ratio = ours_median.as_secs_f64() / floor_median.as_secs_f64();
     println!(
-        "\nfloor (rmcp client): bare rmcp server `echo` {}, our `read` {} → {:.2}x the floor (target ≤ 1.2x)",
+        "\nfloor (rmcp client): bare rmcp server `echo` {}, our `read` {} → {ratio:.2}x the floor (target ≤ {READ_VS_FLOOR}x: {})",
         micros(floor_median),
         micros(ours_median),
-        ours_median.as_secs_f64() / floor_median.as_secs_f64()
+        verdict(ratio <= READ_VS_FLOOR)
     );
     bare.client.cancel().await?;
     Ok(())
@@ -255,9 +272,10 @@ fn python_client(kun: &Path, tree: &Path, scratch: &Path, iterations: usize) -> 
         figures["ours_us"].as_f64().unwrap_or(f64::NAN),
         figures["theirs_us"].as_f64().unwrap_or(f64::NAN),
     );
+    let ratio = ours / theirs;
     println!(
-        "python SDK client: our `read` {ours:.0} µs, filesystem `read_text_file` {theirs:.0} µs → {:.2}x (target ≤ 0.5x)",
-        ours / theirs
+        "python SDK client: our `read` {ours:.0} µs, filesystem `read_text_file` {theirs:.0} µs → {ratio:.2}x (target ≤ {READ_VS_FILESYSTEM}x: {})",
+        verdict(ratio <= READ_VS_FILESYSTEM)
     );
     Ok(())
 }
@@ -454,4 +472,13 @@ fn status_kib(pid: u32, field: &str) -> Fallible<u64> {
 #[allow(clippy::cast_precision_loss)]
 fn kib_to_mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn kib_to_mb(kib: u64) -> f64 {
+    kib as f64 * 1024.0 / 1e6
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "ok" } else { "OVER" }
 }
