@@ -103,7 +103,11 @@ async fn small_and_large_files_read_alike_on_one_thread() {
             .collect();
         ws.write(name, &text);
         let size = text.len();
-        assert_eq!(size > 256 * 1024, name == "large.txt", "{name}: {size} bytes");
+        assert_eq!(
+            size > 256 * 1024,
+            name == "large.txt",
+            "{name}: {size} bytes"
+        );
         let tool = ReadTool::new(OutputLimits::new(5_000, 200_000));
         let mut offset = 1;
         let mut pages = String::new();

@@ -138,7 +138,10 @@ async fn main() -> Fallible<()> {
             let median = percentile(&mut their_times, 50);
             let ratio = ours_median.as_secs_f64() / median.as_secs_f64();
             let verdict = if our_call.tool == "read" {
-                format!(" (target ≤ {READ_VS_FILESYSTEM}x: {})", verdict(ratio <= READ_VS_FILESYSTEM))
+                format!(
+                    " (target ≤ {READ_VS_FILESYSTEM}x: {})",
+                    verdict(ratio <= READ_VS_FILESYSTEM)
+                )
             } else {
                 String::new()
             };
@@ -238,8 +241,9 @@ async fn floor(ours: &Server, iterations: usize) -> Fallible<()> {
     Ok(())
 }
 
-/// The Python SDK's client (from `target/ci-venv`, installed by `.ci/run`) timing our `read`
-/// and the filesystem server's `read_text_file`, calls interleaved.
+/// The Python SDK's client (from `target/ci-venv`, installed by `.ci/run`) timing our `read`,
+/// the filesystem server's `read_text_file` and the bare rmcp server's no-op `echo` (what
+/// this client costs on its own), calls interleaved.
 fn python_client(kun: &Path, tree: &Path, scratch: &Path, iterations: usize) -> Fallible<()> {
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/ci-venv/bin/python");
     let Some(theirs) = filesystem_server() else {
@@ -252,6 +256,7 @@ fn python_client(kun: &Path, tree: &Path, scratch: &Path, iterations: usize) -> 
     }
     let script = scratch.join("bench_client.py");
     std::fs::write(&script, PYTHON_CLIENT)?;
+    let fixture = binary::build("kun-mcp-fixture-server", "kun-mcp-fixture-server")?;
     let output = std::process::Command::new(python)
         .arg(&script)
         .arg(iterations.to_string())
@@ -259,6 +264,7 @@ fn python_client(kun: &Path, tree: &Path, scratch: &Path, iterations: usize) -> 
         .arg(tree)
         .arg(scratch)
         .arg(theirs)
+        .arg(fixture)
         .output()?;
     if !output.status.success() {
         return Err(format!(
@@ -268,19 +274,26 @@ fn python_client(kun: &Path, tree: &Path, scratch: &Path, iterations: usize) -> 
         .into());
     }
     let figures: Value = serde_json::from_slice(&output.stdout)?;
-    let (ours, theirs) = (
+    let (ours, theirs, floor) = (
         figures["ours_us"].as_f64().unwrap_or(f64::NAN),
         figures["theirs_us"].as_f64().unwrap_or(f64::NAN),
+        figures["floor_us"].as_f64().unwrap_or(f64::NAN),
     );
     let ratio = ours / theirs;
     println!(
         "python SDK client: our `read` {ours:.0} µs, filesystem `read_text_file` {theirs:.0} µs → {ratio:.2}x (target ≤ {READ_VS_FILESYSTEM}x: {})",
         verdict(ratio <= READ_VS_FILESYSTEM)
     );
+    println!(
+        "                   bare rmcp server `echo` {floor:.0} µs (this client's floor) → the best any server can reach here is {:.2}x; ours/floor {:.2}x",
+        floor / theirs,
+        ours / floor
+    );
     Ok(())
 }
 
-/// A Python SDK client timing one call on each server, interleaved; prints medians as JSON.
+/// A Python SDK client timing one call on each of three servers, interleaved; prints medians
+/// as JSON.
 const PYTHON_CLIENT: &str = r#"
 import asyncio, json, os, statistics, sys, time
 from contextlib import AsyncExitStack
@@ -288,19 +301,20 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 async def main():
-    n, kun, tree, scratch, fs = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+    n, kun, tree, scratch, fs, fixture = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
     env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(scratch, "config"), XDG_STATE_HOME=os.path.join(scratch, "state"))
     ours = StdioServerParameters(command=kun, args=["serve", "--workspace", tree], env=env)
     theirs = StdioServerParameters(command=fs, args=[tree])
+    bare = StdioServerParameters(command=fixture, args=[])
     async with AsyncExitStack() as stack:
         sessions = []
-        for params in (ours, theirs):
+        for params in (ours, theirs, bare):
             read, write = await stack.enter_async_context(stdio_client(params))
             session = await stack.enter_async_context(ClientSession(read, write))
             await session.initialize()
             sessions.append(session)
-        calls = [("read", {"path": "small.txt"}), ("read_text_file", {"path": os.path.join(tree, "small.txt")})]
-        times = [[], []]
+        calls = [("read", {"path": "small.txt"}), ("read_text_file", {"path": os.path.join(tree, "small.txt")}), ("echo", {"text": "x"})]
+        times = [[], [], []]
         for round in range(n + n // 10):
             for i, (session, (name, args)) in enumerate(zip(sessions, calls)):
                 start = time.perf_counter()
@@ -310,7 +324,7 @@ async def main():
                     raise SystemExit(f"{name} failed: {result}")
                 if round >= n // 10:
                     times[i].append(took)
-        print(json.dumps({"ours_us": statistics.median(times[0]) * 1e6, "theirs_us": statistics.median(times[1]) * 1e6}))
+        print(json.dumps({"ours_us": statistics.median(times[0]) * 1e6, "theirs_us": statistics.median(times[1]) * 1e6, "floor_us": statistics.median(times[2]) * 1e6}))
 
 asyncio.run(main())
 "#;
