@@ -1,7 +1,7 @@
 //! `kun-tools serve`: the gated, filtered tool surface as an MCP server.
 //!
 //! * transport: stdio by default, on the event loop when it is a pipe or a socket
-//!   ([`stdio`]); `--http ADDR` for streamable HTTP ([`http`]);
+//!   ([`mod@stdio`]); `--http ADDR` for streamable HTTP ([`http`]);
 //! * sessions: one MCP session is one thread, each `tools/call` one turn ([`session`]);
 //! * approvals: MCP elicitation, or `approval_fallback` for clients without it ([`elicit`]);
 //! * `user_input` / `request_user_input`: MCP elicitation forms ([`ask`]); long calls report
