@@ -2,18 +2,17 @@
 //! (`rg --files -g <pattern> --sort path`).
 
 use super::cursor::{QueryId, Resume};
-use super::ordered::{FileWork, in_order};
+use super::handles::FileCheck;
 use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageFill, PageReport};
-use super::walk::{SearchRoot, path_key, sorted_walker};
+use super::walk::{SearchRoot, is_reportable_file, path_key, sorted_walker};
 use crate::fs::beneath::Anchored;
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
-use ignore::{DirEntry, Walk};
+use ignore::Walk;
 use kun_ports::{AbortSignal, SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::ops::ControlFlow;
 use std::path::Path;
 
 /// The name cursors are issued under: `glob` and `find` accept each other's cursors.
@@ -192,6 +191,7 @@ async fn list(
         &root,
         Some(&args.pattern),
         resume.as_ref().map(|r| r.after.clone()),
+        FileCheck::Lookup,
     )?;
     let walk_root = root.walk_root.clone();
     let anchored = std::sync::Arc::clone(&root.anchored);
@@ -254,28 +254,15 @@ struct Listing {
     aborted: bool,
 }
 
-/// The per-file work of a listing: confirm, from the root's handle, that the path reaches the
-/// file the walk saw through no link (the walk confirms directories; files are confirmed here,
-/// on the workers).
-struct ConfirmFile<'a> {
-    root: &'a Path,
-    anchored: &'a Anchored,
-}
-
-impl FileWork for ConfirmFile<'_> {
-    type State = ();
-    type Output = Option<Vec<u8>>;
-
-    fn state(&self) -> Self::State {}
-
-    fn run(&self, (): &mut (), entry: &DirEntry) -> Option<Vec<u8>> {
-        self.anchored
-            .confirms(entry.path(), entry.ino())
-            .then(|| path_key(self.root, entry.path()).to_vec())
-    }
-}
+/// How often (in walk entries) the walk looks at the turn's abort signal.
+const ABORT_CHECK_EVERY: usize = 256;
 
 /// Walks in path order, skipping the resume key itself, until the page is full.
+///
+/// The walk itself confirms every file from its parent directory's handle
+/// ([`FileCheck::Lookup`]), so a file it yields is listed as is: no per-file work is left, and
+/// the walk runs on this one thread in path order. The search root itself (a search of one
+/// file) is confirmed from the workspace root's handle.
 fn list_files(
     walker: Walk,
     root: &Path,
@@ -285,25 +272,37 @@ fn list_files(
     abort: &AbortSignal,
 ) -> Listing {
     let mut page = PageFill::new(budget);
-    let work = ConfirmFile { root, anchored };
-    let walked = in_order(walker, &work, abort, |key| {
-        let Some(key) = key else {
-            return ControlFlow::Continue(());
+    let (mut unreadable, mut aborted) = (0usize, false);
+    for (seen, entry) in walker.enumerate() {
+        if seen % ABORT_CHECK_EVERY == 0 && abort.is_aborted() {
+            aborted = true;
+            break;
+        }
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(_) => {
+                unreadable += 1;
+                continue;
+            }
         };
-        if after.is_some_and(|after| after == key.as_slice()) {
-            return ControlFlow::Continue(());
+        if !is_reportable_file(&entry)
+            || (entry.depth() == 0 && !anchored.confirms(entry.path(), entry.ino()))
+        {
+            continue;
+        }
+        let key = path_key(root, entry.path());
+        if after.is_some_and(|after| after == key) {
+            continue;
         }
         let size = ENTRY_OVERHEAD_BYTES / 4 + key.len();
-        if page.offer(key, size) {
-            ControlFlow::Continue(())
-        } else {
-            ControlFlow::Break(())
+        if !page.offer(key.to_vec(), size) {
+            break;
         }
-    });
+    }
     Listing {
         page,
-        unreadable: walked.unreadable,
-        aborted: walked.aborted,
+        unreadable,
+        aborted: aborted || abort.is_aborted(),
     }
 }
 

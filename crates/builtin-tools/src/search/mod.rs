@@ -59,6 +59,7 @@
 mod cursor;
 mod glob;
 mod grep;
+mod handles;
 mod lines;
 mod ls;
 mod ordered;
