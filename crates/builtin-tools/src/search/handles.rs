@@ -82,6 +82,27 @@ impl DirChain {
         }
     }
 
+    /// A chain starting at `dir`, a directory a walk of its parent has confirmed (with inode
+    /// `ino`), opened again beneath the anchor through no link for a walk of its own; empty
+    /// (confirming nothing below) unless it is still that directory.
+    pub(crate) fn below(
+        anchored: &Anchored,
+        dir: &Path,
+        ino: Option<u64>,
+        files: FileCheck,
+    ) -> Self {
+        let handle = anchored.open(dir, DIR_FLAGS).ok().filter(|handle| {
+            rustix::fs::fstat(handle).is_ok_and(|stat| {
+                FileType::from_raw_mode(stat.st_mode) == FileType::Directory
+                    && ino.is_none_or(|ino| ino == stat.st_ino)
+            })
+        });
+        Self {
+            handles: Mutex::new(handle.into_iter().collect()),
+            files,
+        }
+    }
+
     /// Whether the walk entry (depth ≥ 1) is what its parent's handle holds under its name: a
     /// directory (whose handle then joins the chain) or, when files are looked up, a regular
     /// file, with the inode the walk saw. Other kinds (links, FIFOs) pass untouched: the walk

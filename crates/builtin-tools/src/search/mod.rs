@@ -65,6 +65,7 @@ mod ls;
 mod ordered;
 mod page;
 mod scan;
+mod subtrees;
 mod walk;
 
 pub use glob::{FindTool, GlobOutput, GlobTool};

@@ -147,7 +147,37 @@ pub(crate) fn sorted_walker(
     after: Option<Vec<u8>>,
     files: FileCheck,
 ) -> Result<Walk, Failure> {
-    let mut builder = WalkBuilder::new(&root.walk_root);
+    let chain = DirChain::new(&root.anchored, &root.walk_root, files);
+    let part = WalkPart {
+        at: &root.walk_root,
+        chain,
+        max_depth: None,
+    };
+    sorted_walker_of(root, part, glob, after)
+}
+
+/// Which part of a search root's tree a walker covers (see [`super::subtrees`]).
+pub(crate) struct WalkPart<'a> {
+    /// Where the walk starts: the search root, or a directory below it that a walk of its
+    /// parent already yielded (so it passed every filter there).
+    pub(crate) at: &'a Path,
+    /// The handles entries are confirmed with, starting at `at`.
+    pub(crate) chain: DirChain,
+    /// At most this deep below `at` (`Some(1)`: its entries only).
+    pub(crate) max_depth: Option<usize>,
+}
+
+/// [`sorted_walker`] over a part of the tree: the same filters (the ignore files of `part.at`'s
+/// parents are read as parents), the glob anchored at `root.glob_root`, and keys (for
+/// `after`) relative to `root.walk_root`, so the entries are exactly the ones a walk of the
+/// whole root yields below `part.at`.
+pub(crate) fn sorted_walker_of(
+    root: &SearchRoot,
+    part: WalkPart<'_>,
+    glob: Option<&str>,
+    after: Option<Vec<u8>>,
+) -> Result<Walk, Failure> {
+    let mut builder = WalkBuilder::new(part.at);
     builder
         .hidden(true)
         .parents(true)
@@ -157,10 +187,17 @@ pub(crate) fn sorted_walker(
         .git_exclude(true)
         .require_git(false)
         .follow_links(false)
+        .max_depth(part.max_depth)
         .current_dir(&root.glob_root)
-        .sort_by_file_name(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+        // Entries of one directory share its path up to their names, so comparing whole paths
+        // bytewise orders them by name; it spares taking each name apart on every comparison.
+        .sort_by_file_path(|a, b| {
+            a.as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.as_os_str().as_encoded_bytes())
+        });
     builder.add_custom_ignore_filename(".rgignore");
-    let chain = DirChain::new(&root.anchored, &root.walk_root, files);
+    let chain = part.chain;
     let walk_root = root.walk_root.clone();
     builder.filter_entry(move |entry| {
         if let Some(after) = &after
