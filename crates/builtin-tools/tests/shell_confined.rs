@@ -11,6 +11,7 @@
 
 use kun_builtin_tools::shell::{BackgroundShellTool, BashTool};
 use kun_builtin_tools::testing::TestWorkspace;
+use kun_ports::testkit::{marked_processes, none_marked_within};
 use kun_ports::{CommandConfinement, ConfinementTier, Tool, ToolResult};
 use kun_sandbox::{BubblewrapProgram, LandlockProbe, ProbeOptions, SandboxCapabilities};
 use serde_json::{Value, json};
@@ -43,39 +44,6 @@ async fn bash(tool: &BashTool, ws: &TestWorkspace, command: &str) -> ToolResult 
     tool.execute(json!({"command": command}), ws.tool_context("call"))
         .await
         .unwrap()
-}
-
-/// Live processes whose command line holds `mark`.
-fn marked(mark: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-        })
-        .filter(|e| {
-            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|r| r.trim_start().starts_with('Z'));
-            !zombie && String::from_utf8_lossy(&cmdline).contains(mark)
-        })
-        .count()
-}
-
-async fn none_left(mark: &str) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while marked(mark) > 0 {
-        if Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    true
 }
 
 #[tokio::test]
@@ -123,7 +91,9 @@ async fn nothing_outlives_a_confined_call() {
         let result = bash(&tool, &ws, &script).await;
         assert!(!result.is_error, "{tier:?}: {}", result.output);
         assert!(
-            none_left(&mark).await,
+            none_marked_within(&mark, Duration::from_secs(10))
+                .await
+                .is_ok(),
             "{tier:?}: a process outlived the call"
         );
 
@@ -138,7 +108,9 @@ async fn nothing_outlives_a_confined_call() {
         assert_eq!(result.output["code"], "tool_timeout", "{}", result.output);
         assert!(started.elapsed() < Duration::from_secs(20));
         assert!(
-            none_left(&mark).await,
+            none_marked_within(&mark, Duration::from_secs(10))
+                .await
+                .is_ok(),
             "{tier:?}: the timed-out command lives on"
         );
     }
@@ -162,13 +134,18 @@ async fn background_jobs_run_confined_and_die_when_killed() {
         let id = started.output["id"].as_str().unwrap().to_owned();
         let deadline = Instant::now() + Duration::from_secs(10);
         // The job's shell writes up.txt, then becomes the marked sleep.
-        while !ws.path("up.txt").exists() || marked(&mark) == 0 {
+        while !ws.path("up.txt").exists() || marked_processes(&mark).is_empty() {
             assert!(Instant::now() < deadline, "{tier:?}: the job never started");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let killed = call(json!({"action": "kill", "id": id})).await.unwrap();
         assert!(!killed.is_error, "{}", killed.output);
-        assert!(none_left(&mark).await, "{tier:?}: the killed job lives on");
+        assert!(
+            none_marked_within(&mark, Duration::from_secs(10))
+                .await
+                .is_ok(),
+            "{tier:?}: the killed job lives on"
+        );
     }
 }
 

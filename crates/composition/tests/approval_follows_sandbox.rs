@@ -22,6 +22,7 @@
 use async_trait::async_trait;
 use kun_composition::config::Settings;
 use kun_composition::{AssembleOptions, Assembly, assemble};
+use kun_ports::testkit::none_marked_within;
 use kun_ports::{
     ApprovalDecision, ApprovalGate, ApprovalPolicy, ApprovalReason, ApprovalRequest,
     ConfinementTier, SandboxMode, ToolCall, ToolHost, ToolResult,
@@ -299,7 +300,9 @@ async fn an_escalated_bash_keeps_the_allow_listed_environment_its_session_and_gr
         assert_eq!(words.len(), 3, "{tier:?}: {output}");
         assert_eq!(words[0], words[2], "{tier:?}: {output}");
         assert!(
-            none_left("61.125").await,
+            none_marked_within("61.125", Duration::from_secs(10))
+                .await
+                .is_ok(),
             "{tier:?}: the background sleep outlived the call"
         );
     }
@@ -363,40 +366,6 @@ async fn an_escalated_background_job_asks_and_runs_unconfined() {
         assert_eq!(asked.len(), 1, "{tier:?}: {asked:?}");
         assert_eq!(asked[0].reason, ApprovalReason::EscalatedCommand);
     }
-}
-
-/// Whether no live process's command line holds `mark` (zombies do not count), waiting a
-/// little for the kill to land.
-async fn none_left(mark: &str) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while marked(mark) > 0 {
-        if Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    true
-}
-
-fn marked(mark: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-        })
-        .filter(|e| {
-            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|r| r.trim_start().starts_with('Z'));
-            !zombie && String::from_utf8_lossy(&cmdline).contains(mark)
-        })
-        .count()
 }
 
 async fn wait_for(path: &Path) -> bool {

@@ -200,6 +200,22 @@ impl ConfinementTier {
     pub const fn is_confined(self) -> bool {
         !matches!(self, Self::None)
     }
+
+    /// The tier's name as people read it (`doctor`, the model's instructions).
+    ///
+    /// ```
+    /// use kun_ports::ConfinementTier;
+    /// assert_eq!(ConfinementTier::Landlock.label(), "Landlock + seccomp");
+    /// assert_eq!(ConfinementTier::None.label(), "none");
+    /// ```
+    #[must_use]
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::Bubblewrap => "bubblewrap",
+            Self::Landlock => "Landlock + seccomp",
+            Self::None => "none",
+        }
+    }
 }
 
 /// Whether a confined command may reach the network.

@@ -261,7 +261,7 @@ fn report(label: &str, stats: &Stats, peer_ns: Option<f64>, target_ns: f64) {
         "OVER"
     };
     println!(
-        "{label:<44} {:>10} (p10 {:>10}, p90 {:>10})  peer {:>9}  {ratio:>13}  target ≤ {} {verdict}",
+        "{label:<47} {:>10} (p10 {:>10}, p90 {:>10})  peer {:>9}  {ratio:>13}  target ≤ {} {verdict}",
         human(stats.median),
         human(stats.p10),
         human(stats.p90),
@@ -328,6 +328,29 @@ fn main() {
         "fingerprint, S1 listing (registry)",
         &fp_s1_cached,
         None,
+        1e6,
+    );
+    // First use: a snapshot that has hashed nothing yet (first turn, reload after a change).
+    let mut first_use: Vec<f64> = (0..30)
+        .map(|_| {
+            let fresh = CapabilityRegistry::with_providers(filters(), providers()).unwrap();
+            let snapshot = fresh.snapshot();
+            let tools: Vec<kun_ports::ToolDescriptor> = snapshot.tools().cloned().collect();
+            let start = Instant::now();
+            black_box(snapshot.fingerprint(black_box(&tools)));
+            start.elapsed().as_secs_f64() * 1e9
+        })
+        .collect();
+    first_use.sort_by(f64::total_cmp);
+    let at = |q: f64| first_use[((first_use.len() - 1) as f64 * q).round() as usize];
+    report(
+        "fingerprint, 1,000 specs (registry, first use)",
+        &Stats {
+            p10: at(0.1),
+            median: at(0.5),
+            p90: at(0.9),
+        },
+        Some(30.6e6),
         1e6,
     );
     let fp_cold = measure(40, 5, || {

@@ -181,7 +181,7 @@ const PARALLEL_FROM: usize = 256;
 /// The digest of every spec, in order. A large catalog is split across the machine's cores:
 /// walking a thousand scattered schema trees is bound by memory latency, which more cores
 /// hide (see `cargo xtask bench catalog`).
-fn digest_all(specs: &[&ToolSpec]) -> Vec<Digest> {
+pub(crate) fn digest_all(specs: &[&ToolSpec]) -> Vec<Digest> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let threads = threads.min(specs.len() / (PARALLEL_FROM / 2)).clamp(1, 8);
     let digest_run = |run: &[&ToolSpec]| -> Vec<Digest> {

@@ -1,6 +1,7 @@
 //! The capability registry: one flat namespace of tools contributed by providers.
 
 use crate::filters::CatalogFilters;
+use crate::fingerprint::CatalogFingerprint;
 use crate::snapshot::{ProviderEntry, RegistrySnapshot};
 use arc_swap::ArcSwap;
 use kun_ports::{
@@ -227,6 +228,33 @@ impl CapabilityRegistry {
     #[must_use]
     pub fn list_tools(&self, ctx: &ToolHostContext) -> Vec<ToolDescriptor> {
         self.filters.list(&self.current.load(), ctx)
+    }
+
+    /// The catalog for `ctx` and its fingerprint, both from the current snapshot: each
+    /// registered tool is hashed once (see [`RegistrySnapshot::fingerprint`]), so polling the
+    /// fingerprint of an unchanged catalog costs microseconds per hundred tools.
+    ///
+    /// ```
+    /// use kun_ports::{MockSandboxPolicy, SandboxVerdict, ToolHostContext};
+    /// use kun_registry::{CapabilityRegistry, CatalogFilters, fingerprint_catalog};
+    /// use std::sync::Arc;
+    /// let mut sandbox = MockSandboxPolicy::new();
+    /// sandbox.expect_check_tool().return_const(SandboxVerdict::Allowed);
+    /// let registry = CapabilityRegistry::new(CatalogFilters::new(Arc::new(sandbox)));
+    /// let ctx = ToolHostContext::builder("thread", "turn").build();
+    /// let (tools, fingerprint) = registry.fingerprinted_tools(&ctx);
+    /// assert_eq!(fingerprint, fingerprint_catalog(&tools));
+    /// assert_eq!(fingerprint.tool_count, 0);
+    /// ```
+    #[must_use]
+    pub fn fingerprinted_tools(
+        &self,
+        ctx: &ToolHostContext,
+    ) -> (Vec<ToolDescriptor>, CatalogFingerprint) {
+        let snapshot = self.current.load();
+        let tools = self.filters.list(&snapshot, ctx);
+        let fingerprint = snapshot.fingerprint(&tools);
+        (tools, fingerprint)
     }
 
     /// Resolves a tool name for a call in `ctx` from the current snapshot (see

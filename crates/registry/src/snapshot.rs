@@ -1,6 +1,8 @@
 //! An immutable view of the registered providers and their tools.
 
-use crate::fingerprint::{CatalogFingerprint, Digest, fingerprint_from_digests, tool_digest};
+use crate::fingerprint::{
+    CatalogFingerprint, Digest, digest_all, fingerprint_from_digests, tool_digest,
+};
 use crate::registry::RegistryError;
 use kun_ports::{ProviderKind, SideEffect, Tool, ToolDescriptor, ToolKind, ToolProvider};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -51,8 +53,14 @@ pub(crate) struct ToolEntry {
 impl ToolEntry {
     /// The digest of the tool's canonical form (computed once per registered tool).
     pub(crate) fn digest(&self) -> Digest {
+        *self
+            .digest_cell()
+            .get_or_init(|| tool_digest(self.descriptor.spec()))
+    }
+
+    fn digest_cell(&self) -> &OnceLock<Digest> {
         let (cells, index) = &self.digest;
-        *cells[*index].get_or_init(|| tool_digest(self.descriptor.spec()))
+        &cells[*index]
     }
 }
 
@@ -219,11 +227,32 @@ impl RegistrySnapshot {
         if !sorted.is_sorted_by(|a, b| a.name() <= b.name()) {
             sorted.sort_unstable_by(|a, b| a.name().cmp(b.name()));
         }
-        fingerprint_from_digests(sorted.into_iter().map(|d| {
-            let digest = self
-                .entry(d.name())
-                .filter(|e| Arc::ptr_eq(e.descriptor.tool(), d.tool()))
-                .map_or_else(|| tool_digest(d.spec()), ToolEntry::digest);
+        // The registered entry of each listed tool (`None`: not this snapshot's tool).
+        let entries: Vec<Option<&ToolEntry>> = sorted
+            .iter()
+            .map(|d| {
+                self.entry(d.name())
+                    .filter(|e| Arc::ptr_eq(e.descriptor.tool(), d.tool()))
+            })
+            .collect();
+        // The first fingerprint of a snapshot (first turn, reload) hashes every tool: as one
+        // batch, so a large catalog is split across the cores (see `digest_all`).
+        let missing: Vec<&ToolEntry> = entries
+            .iter()
+            .flatten()
+            .filter(|e| e.digest_cell().get().is_none())
+            .copied()
+            .collect();
+        if !missing.is_empty() {
+            let specs: Vec<&kun_ports::ToolSpec> =
+                missing.iter().map(|e| e.descriptor.spec()).collect();
+            for (entry, digest) in missing.iter().zip(digest_all(&specs)) {
+                // Another thread may have set it meanwhile: the same value either way.
+                let _ = entry.digest_cell().set(digest);
+            }
+        }
+        fingerprint_from_digests(sorted.into_iter().zip(entries).map(|(d, entry)| {
+            let digest = entry.map_or_else(|| tool_digest(d.spec()), ToolEntry::digest);
             (d.name(), digest)
         }))
     }

@@ -276,3 +276,42 @@ fn cached_hashes_are_only_used_for_the_very_same_tools() {
         b.snapshot().fingerprint(&b.list_tools(&ctx()))
     );
 }
+
+#[test]
+fn a_large_catalogs_first_fingerprint_hashes_in_one_batch_and_matches_the_cold_one() {
+    // 300 tools: the first fingerprint of the snapshot hashes them as one batch (split across
+    // threads); later ones reuse the hashes. Every way gives the cold answer, including a
+    // listing with a tool the snapshot does not hold.
+    let tools: Vec<Arc<dyn kun_ports::Tool>> = (0..300)
+        .map(|i| {
+            TestTool::new(&format!("tool_{i:03}"))
+                .description(&format!("Tool number {i}."))
+                .schema(schema(SCHEMA_A))
+                .arc()
+        })
+        .collect();
+    let registry = registry(vec![
+        TestProvider::new("many", ProviderKind::Mcp, tools).arc(),
+    ]);
+    let snapshot = registry.snapshot();
+    let listing = registry.list_tools(&ctx());
+    assert_eq!(listing.len(), 300);
+    let cold = fingerprint_catalog(&listing);
+    assert_eq!(snapshot.fingerprint(&listing), cold, "first use");
+    assert_eq!(snapshot.fingerprint(&listing), cold, "cached");
+    assert_eq!(
+        snapshot.fingerprint(&listing[..7]),
+        fingerprint_catalog(&listing[..7])
+    );
+    let stranger = registry_with_one("tool_999");
+    let mut mixed = listing[..3].to_vec();
+    mixed.extend(stranger.list_tools(&ctx()));
+    assert_eq!(snapshot.fingerprint(&mixed), fingerprint_catalog(&mixed));
+    assert_ne!(cold.tools[0].hash, cold.tools[1].hash);
+}
+
+fn registry_with_one(name: &str) -> CapabilityRegistry {
+    registry(vec![
+        TestProvider::new("other", ProviderKind::Extension, vec![tool(name, SCHEMA_A)]).arc(),
+    ])
+}

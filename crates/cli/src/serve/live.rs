@@ -25,7 +25,6 @@
 use super::servers;
 use arc_swap::ArcSwap;
 use kun_composition::{Assembly, ConfigPaths, McpAttachment, McpLaunch, Overrides, Settings};
-use kun_registry::fingerprint_catalog;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -275,5 +274,6 @@ fn stamps(paths: &ConfigPaths) -> Vec<(PathBuf, Stamp)> {
 /// The fingerprint of the catalog every session lists (the configured context).
 fn catalog_fingerprint(assembly: &Assembly) -> String {
     let ctx = assembly.context("serve", "fingerprint").build();
-    fingerprint_catalog(&assembly.registry.list_tools(&ctx)).fingerprint
+    // From the registry's snapshot: each tool is hashed once, not on every poll.
+    assembly.registry.fingerprinted_tools(&ctx).1.fingerprint
 }

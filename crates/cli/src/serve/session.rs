@@ -57,16 +57,13 @@ fn confinement_line(assembly: &kun_composition::Assembly) -> String {
     } else {
         "without"
     };
-    match report.tier {
-        kun_ports::ConfinementTier::Bubblewrap => format!(
-            "Commands run confined (bubblewrap): they write only inside the workspace, {network} network."
-        ),
-        kun_ports::ConfinementTier::Landlock => format!(
-            "Commands run confined (Landlock + seccomp): they write only inside the workspace, {network} network."
-        ),
-        kun_ports::ConfinementTier::None => {
-            "Commands are not confined on this machine; each one may ask for approval.".to_owned()
-        }
+    if report.tier.is_confined() {
+        format!(
+            "Commands run confined ({}): they write only inside the workspace, {network} network.",
+            report.tier.label()
+        )
+    } else {
+        "Commands are not confined on this machine; each one may ask for approval.".to_owned()
     }
 }
 

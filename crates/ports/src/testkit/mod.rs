@@ -22,6 +22,8 @@ mod http_server;
 mod ledger;
 mod media;
 mod memory;
+#[cfg(target_os = "linux")]
+mod processes;
 mod read_tracker;
 mod sandbox;
 mod thread_state;
@@ -41,6 +43,8 @@ pub use http_server::*;
 pub use ledger::*;
 pub use media::*;
 pub use memory::*;
+#[cfg(target_os = "linux")]
+pub use processes::*;
 pub use read_tracker::*;
 pub use sandbox::*;
 pub use thread_state::*;

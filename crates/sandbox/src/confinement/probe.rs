@@ -215,12 +215,12 @@ impl SandboxCapabilities {
 
 impl fmt::Display for SandboxCapabilities {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tier = match self.tier() {
-            ConfinementTier::Bubblewrap => "bubblewrap",
-            ConfinementTier::Landlock => "landlock + seccomp",
-            ConfinementTier::None => "none",
-        };
-        write!(f, "command confinement: {tier} ({})", self.reason())
+        write!(
+            f,
+            "command confinement: {} ({})",
+            self.tier().label(),
+            self.reason()
+        )
     }
 }
 

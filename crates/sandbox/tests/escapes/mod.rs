@@ -20,6 +20,7 @@ mod cases;
 
 use cases::{CASES, Check, Tier};
 use kun_ports::process::{EnvAllowList, GroupGuard};
+use kun_ports::testkit::marked_processes;
 use kun_ports::{
     ChildPipe, ChildStdio, CommandConfinement, CommandSpec, ConfinedCommand, ConfinementScope,
 };
@@ -302,27 +303,6 @@ impl Fixture {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-}
-
-/// Live (not zombie) processes whose command line mentions `mark`.
-fn marked_processes(mark: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| *pid != std::process::id())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-            !zombie && String::from_utf8_lossy(&cmdline).contains(mark)
-        })
-        .collect()
 }
 
 fn reader(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
