@@ -13,7 +13,8 @@
 //! tool (one page holding the whole result) and `rg` (`rg -n`, `rg --files -g`), checks that
 //! both found the same lines or files, then times several warm runs of each and prints the
 //! medians and the ratio ours/rg (target ≤ 1.2). `BENCH_RUNS` sets the number of timed runs
-//! (default 7). `rg` must be on PATH for the comparison (`cargo install ripgrep`).
+//! (default 7). `BENCH_ONLY` (a word such as `glob` or `regex`) keeps only the queries whose label
+//! contains it, in both tables. `rg` must be on PATH for the comparison (`cargo install ripgrep`).
 //!
 //! Then **paging**, as a model pages: our tools with the default page size, called again with
 //! each `next_cursor` until there is none. Per query it reports our first page, all our pages,
@@ -74,7 +75,7 @@ fn main() -> Res<()> {
     let mut worst: f64 = 0.0;
     for (tree_name, root, queries) in trees {
         let bench = Bench::new(&root);
-        for query in queries {
+        for query in queries.into_iter().filter(|q| selected(q.label)) {
             let row = measure(&runtime, &bench, &root, &query, runs, rg.is_some())?;
             let ratio = |ours: f64, theirs: Option<f64>| {
                 theirs.map_or("-".to_owned(), |theirs| {
@@ -101,6 +102,11 @@ fn main() -> Res<()> {
     }
     paging::run(&runtime, &tree::generated_tree()?, runs, rg.is_some())?;
     Ok(())
+}
+
+/// Whether the query labelled `label` is measured: `BENCH_ONLY`, when set, must occur in it.
+pub(crate) fn selected(label: &str) -> bool {
+    std::env::var("BENCH_ONLY").map_or(true, |only| label.contains(only.as_str()))
 }
 
 /// One line of the report: medians in milliseconds, CPU ticks summed over the runs.

@@ -2,7 +2,7 @@
 //! none; timed per query (first page, all pages) against one `rg` run, and checked line for line
 //! against `rg --sort path`.
 
-use super::{Res, cpu_ticks, median, ms};
+use super::{Res, cpu_ticks, median, ms, selected};
 use kun_builtin_tools::OutputLimits;
 use kun_builtin_tools::search::{GlobTool, GrepTool};
 use kun_builtin_tools::testing::SimpleSandbox;
@@ -258,7 +258,7 @@ pub(crate) fn run(
         "query", "results", "pages", "first", "all", "rg", "first/rg", "all/rg", "cpu a/rg"
     );
     let mut worst: f64 = 0.0;
-    for query in queries() {
+    for query in queries().into_iter().filter(|q| selected(q.label)) {
         let checked = runtime.block_on(pager.run(&query))?;
         if with_rg {
             same_as_rg(query.label, &checked.rows, &rg_rows(root, &query)?)?;

@@ -2,19 +2,17 @@
 //! (`rg --files -g <pattern> --sort path`).
 
 use super::cursor::{QueryId, Resume};
-use super::ordered::{FileWork, in_order};
+use super::handles::FileCheck;
 use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageFill, PageReport};
-use super::walk::{SearchRoot, path_key, sorted_walker};
-use crate::fs::beneath::Anchored;
+use super::subtrees::{self, KeySink as _};
+use super::walk::{SearchRoot, is_reportable_file, path_key, sorted_walker, threads};
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
-use ignore::{DirEntry, Walk};
 use kun_ports::{AbortSignal, SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::ops::ControlFlow;
-use std::path::Path;
 
 /// The name cursors are issued under: `glob` and `find` accept each other's cursors.
 const QUERY_FAMILY: &str = "glob";
@@ -188,27 +186,21 @@ async fn list(
         QueryId::of(&json!({"tool": QUERY_FAMILY, "pattern": args.pattern, "root": root.display}));
     let resume = id.resume(args.cursor.as_deref())?;
     let budget = PageBudget::new(args.limit, limits);
-    let walker = sorted_walker(
-        &root,
-        Some(&args.pattern),
-        resume.as_ref().map(|r| r.after.clone()),
-    )?;
-    let walk_root = root.walk_root.clone();
-    let anchored = std::sync::Arc::clone(&root.anchored);
     let abort = ctx.turn.abort.clone();
     let after = resume.as_ref().map(|r| r.after.clone());
+    let (walk_root, pattern) = (root.clone(), args.pattern.clone());
     let listing = tokio::task::spawn_blocking(move || {
         list_files(
-            walker,
             &walk_root,
-            &anchored,
+            &pattern,
             after.as_deref(),
             budget,
             &abort,
+            threads(),
         )
     })
     .await
-    .map_err(|err| Failure::new(format!("the file listing stopped unexpectedly: {err}")))?;
+    .map_err(|err| Failure::new(format!("the file listing stopped unexpectedly: {err}")))??;
     if listing.aborted {
         return Err(Failure::new("the file listing was aborted with the turn"));
     }
@@ -254,62 +246,231 @@ struct Listing {
     aborted: bool,
 }
 
-/// The per-file work of a listing: confirm, from the root's handle, that the path reaches the
-/// file the walk saw through no link (the walk confirms directories; files are confirmed here,
-/// on the workers).
-struct ConfirmFile<'a> {
-    root: &'a Path,
-    anchored: &'a Anchored,
+/// How often (in walk entries) the walk looks at the turn's abort signal.
+const ABORT_CHECK_EVERY: usize = 256;
+
+/// The page being filled, skipping the resume key itself.
+struct PageSink<'a> {
+    page: PageFill<Vec<u8>>,
+    after: Option<&'a [u8]>,
 }
 
-impl FileWork for ConfirmFile<'_> {
-    type State = ();
-    type Output = Option<Vec<u8>>;
-
-    fn state(&self) -> Self::State {}
-
-    fn run(&self, (): &mut (), entry: &DirEntry) -> Option<Vec<u8>> {
-        self.anchored
-            .confirms(entry.path(), entry.ino())
-            .then(|| path_key(self.root, entry.path()).to_vec())
-    }
+/// The size estimate of a listed path: its bytes and a share of the per-entry overhead.
+fn entry_size(key: &[u8]) -> usize {
+    ENTRY_OVERHEAD_BYTES / 4 + key.len()
 }
 
-/// Walks in path order, skipping the resume key itself, until the page is full.
-fn list_files(
-    walker: Walk,
-    root: &Path,
-    anchored: &Anchored,
-    after: Option<&[u8]>,
-    budget: PageBudget,
-    abort: &AbortSignal,
-) -> Listing {
-    let mut page = PageFill::new(budget);
-    let work = ConfirmFile { root, anchored };
-    let walked = in_order(walker, &work, abort, |key| {
-        let Some(key) = key else {
-            return ControlFlow::Continue(());
-        };
-        if after.is_some_and(|after| after == key.as_slice()) {
+/// A typical path's size, for estimating how many more fit on a page.
+const TYPICAL_PATH_BYTES: usize = 40;
+
+impl subtrees::KeySink for PageSink<'_> {
+    fn accept(&mut self, key: Vec<u8>) -> ControlFlow<()> {
+        if self.after.is_some_and(|after| after == key.as_slice()) {
             return ControlFlow::Continue(());
         }
-        let size = ENTRY_OVERHEAD_BYTES / 4 + key.len();
-        if page.offer(key, size) {
+        let size = entry_size(&key);
+        if self.page.offer(key, size) {
             ControlFlow::Continue(())
         } else {
             ControlFlow::Break(())
         }
-    });
-    Listing {
-        page,
-        unreadable: walked.unreadable,
-        aborted: walked.aborted,
     }
+
+    fn room(&self) -> usize {
+        self.page.room(entry_size(&[0; TYPICAL_PATH_BYTES]))
+    }
+}
+
+/// Walks in path order, skipping the resume key itself, until the page is full: on `workers`
+/// threads when the search root holds several directories ([`subtrees`]), else on this one.
+///
+/// The walks confirm every file from its parent directory's handle ([`FileCheck::Lookup`]),
+/// so a file they yield is listed as is. The search root itself (a search of one file) is
+/// confirmed from the workspace root's handle.
+///
+/// # Errors
+/// `invalid_arguments` when the glob is invalid.
+fn list_files(
+    root: &SearchRoot,
+    pattern: &str,
+    after: Option<&[u8]>,
+    budget: PageBudget,
+    abort: &AbortSignal,
+    workers: usize,
+) -> Result<Listing, Failure> {
+    let mut sink = PageSink {
+        page: PageFill::new(budget),
+        after,
+    };
+    if let Some((units, top_unreadable)) = subtrees::units(root, pattern, after, workers)? {
+        let listing = subtrees::Listing {
+            root,
+            glob: pattern,
+            after,
+            // One more than a page takes, and the resume key itself, which is skipped.
+            cap: budget.limit.saturating_add(1),
+            workers,
+        };
+        let walked = subtrees::walk_units(&listing, units, abort, &mut sink);
+        return Ok(Listing {
+            page: sink.page,
+            unreadable: top_unreadable + walked.unreadable,
+            aborted: walked.aborted,
+        });
+    }
+    let walker = sorted_walker(
+        root,
+        Some(pattern),
+        after.map(<[u8]>::to_vec),
+        FileCheck::Lookup,
+    )?;
+    let (mut unreadable, mut aborted) = (0usize, false);
+    for (seen, entry) in walker.enumerate() {
+        if seen % ABORT_CHECK_EVERY == 0 && abort.is_aborted() {
+            aborted = true;
+            break;
+        }
+        let Ok(entry) = entry else {
+            unreadable += 1;
+            continue;
+        };
+        if !is_reportable_file(&entry)
+            || (entry.depth() == 0 && !root.anchored.confirms(entry.path(), entry.ino()))
+        {
+            continue;
+        }
+        if sink
+            .accept(path_key(&root.walk_root, entry.path()).to_vec())
+            .is_break()
+        {
+            break;
+        }
+    }
+    Ok(Listing {
+        page: sink.page,
+        unreadable,
+        aborted: aborted || abort.is_aborted(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every page of a listing at `limit` per page, joined, walked on `workers` threads.
+    #[allow(clippy::unwrap_used, reason = "tests fail loudly")]
+    fn all_pages(root: &SearchRoot, pattern: &str, limit: usize, workers: usize) -> Vec<Vec<u8>> {
+        let budget = PageBudget {
+            limit,
+            max_bytes: usize::MAX,
+        };
+        let (mut joined, mut after): (Vec<Vec<u8>>, Option<Vec<u8>>) = (Vec::new(), None);
+        loop {
+            let listing = list_files(
+                root,
+                pattern,
+                after.as_deref(),
+                budget,
+                &AbortSignal::new(),
+                workers,
+            )
+            .unwrap();
+            let (keys, end) = listing.page.finish();
+            joined.extend(keys.iter().cloned());
+            match (end, keys.last()) {
+                (super::super::page::PageEnd::Exhausted, _) | (_, None) => return joined,
+                (_, Some(last)) => after = Some(last.clone()),
+            }
+        }
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used, reason = "tests fail loudly")]
+    fn threads_and_pages_give_the_one_thread_listing() {
+        use crate::fs::beneath::Beneath;
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        // Directories and files interleaved by name (`a/…` sorts before `a-b.rs`), ignore files
+        // at the root and below, hidden and ignored directories, an empty directory.
+        let files = [
+            "a/x.rs",
+            "a/y/z.rs",
+            "a/y/skip.log",
+            "a-b.rs",
+            "a.rs",
+            "b/c.rs",
+            "b/d/e.rs",
+            "b/ignored/f.rs",
+            "c.txt",
+            "d/g.rs",
+            "d/h/i/j.rs",
+            ".hidden/k.rs",
+            "e/l.rs",
+            "e/keep.rs",
+            "f.rs",
+            "target/m.rs",
+            "z/n.rs",
+        ];
+        for file in files {
+            let path = ws.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+        std::fs::create_dir_all(ws.join("empty")).unwrap();
+        // `/d/h` is anchored at the root: it hides `d/h` only, and must be applied the same way
+        // when `d` is walked on its own (the root's ignore file is then a parent's).
+        std::fs::write(
+            ws.join(".gitignore"),
+            "target/\n*.log\nignored/\n/d/h\n/h\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(ws.join("b/h")).unwrap();
+        std::fs::write(ws.join("b/h/kept.rs"), "").unwrap();
+        std::fs::write(ws.join("e/.ignore"), "l.rs\n").unwrap();
+        let root = SearchRoot {
+            walk_root: ws.clone(),
+            display: ".".to_owned(),
+            glob_root: ws.clone(),
+            anchored: std::sync::Arc::new(Beneath::locate(&ws, [&ws]).anchored().unwrap()),
+        };
+        for pattern in ["*.rs", "**/*", "b/**", "*.log"] {
+            let whole = all_pages(&root, pattern, usize::MAX, 1);
+            assert!(!whole.is_empty(), "{pattern}");
+            for limit in 1..=whole.len() + 1 {
+                for workers in [1, 2, 3] {
+                    assert_eq!(
+                        all_pages(&root, pattern, limit, workers),
+                        whole,
+                        "{pattern}, {limit} per page, {workers} threads"
+                    );
+                }
+            }
+        }
+        // What `rg --files --sort path -g '*.rs'` prints for this tree (ripgrep 13): the glob
+        // names `e/l.rs`, which outweighs `e/.ignore`; ignored directories stay unread.
+        let shown = |keys: Vec<Vec<u8>>| -> Vec<String> {
+            keys.into_iter()
+                .map(|k| String::from_utf8(k).unwrap())
+                .collect()
+        };
+        assert_eq!(
+            shown(all_pages(&root, "*.rs", 3, 2)),
+            [
+                "a/x.rs",
+                "a/y/z.rs",
+                "a-b.rs",
+                "a.rs",
+                "b/c.rs",
+                "b/d/e.rs",
+                "b/h/kept.rs",
+                "d/g.rs",
+                "e/keep.rs",
+                "e/l.rs",
+                "f.rs",
+                "z/n.rs"
+            ]
+        );
+    }
 
     #[test]
     fn find_is_a_hidden_glob() {

@@ -6,6 +6,7 @@
 //! one (more pages, the last page, nothing found, clipped lines).
 
 use super::cursor::{QueryId, Resume};
+use super::handles::FileCheck;
 use super::lines::MAX_LINE_BYTES;
 use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageFill, PageReport};
 use super::scan::{self, GrepJob, Hit, ScanNotes};
@@ -131,6 +132,7 @@ impl GrepTool {
             &root,
             args.glob.as_deref(),
             resume.as_ref().map(|r| r.after.clone()),
+            FileCheck::AtOpen,
         )?;
         let job = GrepJob {
             root: root.walk_root.clone(),

@@ -18,7 +18,10 @@
 //! in parent directories; symbolic links are not followed; binary files (a NUL byte) are
 //! skipped. The search root is never filtered, so `path: ".github"` searches that hidden
 //! directory. The walk runs in path order; `grep` searches the files it yields on one worker per
-//! available core (at most 12) and releases their matches in path order.
+//! available core (at most 12) and releases their matches in path order; `glob` walks each
+//! top-level directory of the search root on its own worker and releases their files in path
+//! order (`subtrees`). Every directory and listed file is confirmed from its parent directory's
+//! handle, on a chain of handles opened from the root through no link (`handles`).
 //!
 //! # Determinism and paging
 //!
@@ -59,11 +62,13 @@
 mod cursor;
 mod glob;
 mod grep;
+mod handles;
 mod lines;
 mod ls;
 mod ordered;
 mod page;
 mod scan;
+mod subtrees;
 mod walk;
 
 pub use glob::{FindTool, GlobOutput, GlobTool};

@@ -1,6 +1,6 @@
 //! An ordered parallel map over a walk in path order: the calling thread walks (cheap next to
 //! the per-file work) and numbers each file; one worker per core takes files from a bounded
-//! queue and does the work (search a file, confirm a path); the results come back out of order
+//! queue and does the work (search a file); the results come back out of order
 //! and are handed to the caller strictly in walk order. When the caller says it has enough
 //! (a full page), a shared flag makes the workers drop what is still queued and the walk stops:
 //! a page costs the files up to its end plus at most the queue's length of look-ahead.

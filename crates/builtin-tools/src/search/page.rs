@@ -76,6 +76,17 @@ impl<T> PageFill<T> {
         }
     }
 
+    /// About how many more entries of `typical` bytes the page takes (before the one that
+    /// closes it); 0 once it is closed.
+    pub(crate) fn room(&self, typical: usize) -> usize {
+        if self.is_full() {
+            return 0;
+        }
+        let by_count = self.budget.limit.saturating_sub(self.entries.len());
+        let by_bytes = self.budget.max_bytes.saturating_sub(self.bytes) / typical.max(1);
+        by_count.min(by_bytes)
+    }
+
     /// Whether the page is closed (an entry did not fit: more results exist).
     pub(crate) fn is_full(&self) -> bool {
         self.end != PageEnd::Exhausted
@@ -281,6 +292,12 @@ mod tests {
         assert_eq!((page.len(), end), (1, PageEnd::Exhausted));
         let (page, end) = fill(sizes.iter(), |s| **s, budget(10, 1000));
         assert_eq!((page.len(), end), (4, PageEnd::Exhausted));
+        let mut room = PageFill::new(budget(10, 100));
+        assert_eq!(room.room(20), 5, "bytes bound it");
+        assert!(room.offer(1, 20));
+        assert_eq!(room.room(1), 9, "the count bounds it");
+        while room.offer(1, 20) {}
+        assert_eq!(room.room(1), 0, "closed");
         // Exactly `limit` entries and nothing after: the last page, not a full one.
         let (page, end) = fill(sizes.iter(), |s| **s, budget(4, 1000));
         assert_eq!((page.len(), end), (4, PageEnd::Exhausted));

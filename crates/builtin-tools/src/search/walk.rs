@@ -10,7 +10,7 @@
 //! | `.ignore`, `.rgignore` | honoured |
 //! | ignore files in parent directories of the search root | honoured |
 //! | symbolic links | not followed, not searched |
-//! | an entry whose path, opened from the root's handle through no link, is not the inode the walk read | skipped, not descended (a directory swapped for a link mid-walk) |
+//! | an entry that its parent directory's handle (a chain of handles opened from the root's through no link, see [`super::handles`]) does not hold under its name with the inode the walk read | skipped, not descended (a directory swapped for a link mid-walk) |
 //! | binary files (a NUL byte) | skipped (see [`super::scan`]) |
 //! | the search root itself | never filtered: `path: ".github"` searches that hidden directory |
 //!
@@ -26,6 +26,7 @@
 //! order `rg --sort path` prints (`a/b` before `a-c`, because the directory `a` sorts before
 //! the file `a-c`).
 
+use super::handles::{DirChain, FileCheck};
 use crate::Failure;
 use crate::fs::beneath::Anchored;
 use ignore::overrides::OverrideBuilder;
@@ -134,14 +135,49 @@ fn glob_root(walk_root: &Path, relative: &str, in_workspace: bool) -> PathBuf {
 /// without being read, so the walk resumes right where the previous page stopped; the entry
 /// `after` itself is still yielded (grep resumes inside it).
 ///
+/// Every directory below the root (and with [`FileCheck::Lookup`] every file) is yielded only
+/// once confirmed from its parent directory's handle ([`DirChain`]): the walk reads
+/// directories by path, so one swapped for a link mid-walk is caught there.
+///
 /// # Errors
 /// `invalid_arguments` with the glob parser's message when `glob` is not a valid glob.
 pub(crate) fn sorted_walker(
     root: &SearchRoot,
     glob: Option<&str>,
     after: Option<Vec<u8>>,
+    files: FileCheck,
 ) -> Result<Walk, Failure> {
-    let mut builder = WalkBuilder::new(&root.walk_root);
+    let chain = DirChain::new(&root.anchored, &root.walk_root, files);
+    let part = WalkPart {
+        at: &root.walk_root,
+        chain,
+        max_depth: None,
+    };
+    sorted_walker_of(root, part, glob, after)
+}
+
+/// Which part of a search root's tree a walker covers (see [`super::subtrees`]).
+pub(crate) struct WalkPart<'a> {
+    /// Where the walk starts: the search root, or a directory below it that a walk of its
+    /// parent already yielded (so it passed every filter there).
+    pub(crate) at: &'a Path,
+    /// The handles entries are confirmed with, starting at `at`.
+    pub(crate) chain: DirChain,
+    /// At most this deep below `at` (`Some(1)`: its entries only).
+    pub(crate) max_depth: Option<usize>,
+}
+
+/// [`sorted_walker`] over a part of the tree: the same filters (the ignore files of `part.at`'s
+/// parents are read as parents), the glob anchored at `root.glob_root`, and keys (for
+/// `after`) relative to `root.walk_root`, so the entries are exactly the ones a walk of the
+/// whole root yields below `part.at`.
+pub(crate) fn sorted_walker_of(
+    root: &SearchRoot,
+    part: WalkPart<'_>,
+    glob: Option<&str>,
+    after: Option<Vec<u8>>,
+) -> Result<Walk, Failure> {
+    let mut builder = WalkBuilder::new(part.at);
     builder
         .hidden(true)
         .parents(true)
@@ -151,10 +187,17 @@ pub(crate) fn sorted_walker(
         .git_exclude(true)
         .require_git(false)
         .follow_links(false)
+        .max_depth(part.max_depth)
         .current_dir(&root.glob_root)
-        .sort_by_file_name(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+        // Entries of one directory share its path up to their names, so comparing whole paths
+        // bytewise orders them by name; it spares taking each name apart on every comparison.
+        .sort_by_file_path(|a, b| {
+            a.as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.as_os_str().as_encoded_bytes())
+        });
     builder.add_custom_ignore_filename(".rgignore");
-    let anchored = Arc::clone(&root.anchored);
+    let chain = part.chain;
     let walk_root = root.walk_root.clone();
     builder.filter_entry(move |entry| {
         if let Some(after) = &after
@@ -163,7 +206,7 @@ pub(crate) fn sorted_walker(
         {
             return false;
         }
-        !is_dir(entry) || anchored.confirms(entry.path(), entry.ino())
+        chain.confirms(entry)
     });
     if let Some(glob) = glob {
         builder.overrides(overrides(&root.glob_root, glob)?);
@@ -221,12 +264,23 @@ pub(crate) fn is_reportable_file(entry: &DirEntry) -> bool {
 }
 
 /// The entry's path relative to the walk root, as raw bytes with `/` separators; empty for the
-/// root itself. Borrowed from the entry: no allocation.
+/// root itself. Borrowed from the entry: no allocation, and no component parsing (walk entries
+/// are the root joined with names, so the root's bytes are a prefix of theirs).
 pub(crate) fn path_key<'e>(root: &Path, path: &'e Path) -> &'e [u8] {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .as_os_str()
-        .as_encoded_bytes()
+    let (root_bytes, bytes) = (
+        root.as_os_str().as_encoded_bytes(),
+        path.as_os_str().as_encoded_bytes(),
+    );
+    match bytes.strip_prefix(root_bytes) {
+        Some([]) => &[],
+        Some([b'/', rest @ ..]) => rest,
+        Some(rest) if root_bytes.ends_with(b"/") => rest,
+        _ => path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .as_os_str()
+            .as_encoded_bytes(),
+    }
 }
 
 /// The result order: component by component, each compared bytewise (`rg --sort path`).
@@ -256,6 +310,19 @@ mod tests {
         keys.sort_by(|a, b| cmp_path_keys(a, b));
         let expected: Vec<&[u8]> = vec![b"B", b"a", b"a/a/z", b"a/b", b"a-c", b"z", "é".as_bytes()];
         assert_eq!(keys, expected);
+    }
+
+    #[test]
+    fn keys_are_the_path_below_the_root() {
+        for (root, path, key) in [
+            ("/w", "/w/src/a.rs", &b"src/a.rs"[..]),
+            ("/w", "/w", b""),
+            ("/w/", "/w/src", b"src"),
+            ("/", "/etc/hosts", b"etc/hosts"),
+            ("/w", "/wx/a", b"/wx/a"),
+        ] {
+            assert_eq!(path_key(Path::new(root), Path::new(path)), key, "{path}");
+        }
     }
 
     #[test]
@@ -297,7 +364,11 @@ mod tests {
             glob_root: dir,
         };
         for (glob, ok) in [("[unclosed", false), ("  ", false), ("*.rs", true)] {
-            assert_eq!(sorted_walker(&root, Some(glob), None).is_ok(), ok, "{glob}");
+            assert_eq!(
+                sorted_walker(&root, Some(glob), None, FileCheck::Lookup).is_ok(),
+                ok,
+                "{glob}"
+            );
         }
     }
 
