@@ -73,6 +73,25 @@ impl GatewayCatalog {
         }
     }
 
+    /// Builds the index, if not built yet, on the runtime's blocking pool: a large catalog
+    /// takes a while (about 30 µs a tool, 0.3 s for 10,000) and must not hold up the async
+    /// thread that serves every session. Without a tokio runtime, [`Self::index`] builds it
+    /// in place.
+    async fn build_index_off_thread(self: &Arc<Self>) {
+        if self.index.get().is_some() {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let catalog = Arc::clone(self);
+            // A failed task (the runtime shutting down) leaves the index to `index()`.
+            let _ = runtime
+                .spawn_blocking(move || {
+                    catalog.index();
+                })
+                .await;
+        }
+    }
+
     fn index(&self) -> &SearchIndex {
         self.index.get_or_init(|| {
             SearchIndex::build(self.records.iter().map(|r| SearchDoc::from(r.as_ref())))
@@ -269,6 +288,7 @@ impl Tool for SearchTool {
                 ok
             })
             .collect();
+        catalog.build_index_off_thread().await;
         let hits = catalog.index().search(query, limit, |i| usable[i]);
         let results: Vec<Value> = hits
             .into_iter()
