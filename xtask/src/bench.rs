@@ -57,7 +57,7 @@ pub const BENCHES: [Bench; 8] = [
         name: "mcp",
         package: "kun-mcp",
         example: "bench_mcp",
-        measures: "BM25 search over 10,000 MCP tools",
+        measures: "BM25 search over 10,000 MCP tools vs a plain scan; one gated MCP call vs a direct rmcp call",
     },
     Bench {
         name: "memory",
