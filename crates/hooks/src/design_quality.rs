@@ -78,9 +78,15 @@ impl FileKind {
     }
 }
 
-/// The compiled rules. Built once per engine.
-#[derive(Debug, Clone)]
-pub(crate) struct DesignReview {
+/// The built-in design review. The rules are compiled the first time a front-end file is
+/// reviewed, once per process: most sessions never write one, and compiling six
+/// case-insensitive Unicode patterns costs a start-up hundreds of kilobytes of memory.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DesignReview;
+
+/// The compiled rules.
+#[derive(Debug)]
+struct Rules {
     inline_style: Regex,
     important: Regex,
     fixed_width: Regex,
@@ -89,9 +95,8 @@ pub(crate) struct DesignReview {
     alt_attribute: Regex,
 }
 
-impl DesignReview {
-    /// Compiles the rules.
-    pub(crate) fn new() -> Result<Self, regex::Error> {
+impl Rules {
+    fn compile() -> Result<Self, regex::Error> {
         Ok(Self {
             inline_style: Regex::new(r#"(?i)(?:^|[\s:])style\s*=\s*["'{]"#)?,
             important: Regex::new(r"(?i)!\s*important\b")?,
@@ -104,46 +109,12 @@ impl DesignReview {
         })
     }
 
-    /// Reviews the file a file editor's call touched ([`ToolRole::FileEditor`], the role the
-    /// tool declares, never its name) and annotates the result. Does nothing for other tools,
-    /// other files, error results or unreadable files.
-    pub(crate) async fn annotate(
-        &self,
-        call: &HookToolCall,
-        result: &mut ToolResult,
-        context: &mut Vec<String>,
-    ) {
-        if result.is_error || call.role != ToolRole::FileEditor {
-            return;
-        }
-        let Some(path) = target_path(call) else {
-            return;
-        };
-        let Some(kind) = FileKind::of(&path) else {
-            return;
-        };
-        let Some(text) = read_small_file(&path).await else {
-            return;
-        };
-        let findings = self.review(kind, &text);
-        if findings.is_empty() {
-            return;
-        }
-        match &mut result.output {
-            Value::Object(map) => {
-                map.insert(
-                    "design_quality_review".into(),
-                    serde_json::to_value(&findings).unwrap_or(Value::Null),
-                );
-                // The model reads the rendering, not the output: say it there too.
-                if !result.content.is_empty() {
-                    result
-                        .content
-                        .push(ContentBlock::text(render(&path, &findings)));
-                }
-            }
-            _ => context.push(render(&path, &findings)),
-        }
+    /// The rules, compiled on first use. `None` only if a pattern above were invalid, which
+    /// `the_rules_compile` rules out; the review then does nothing, as it promises.
+    fn get() -> Option<&'static Self> {
+        static RULES: std::sync::LazyLock<Option<Rules>> =
+            std::sync::LazyLock::new(|| Rules::compile().ok());
+        RULES.as_ref()
     }
 
     /// The findings for a file's text, sorted by line then rule, at most [`MAX_FINDINGS`].
@@ -196,6 +167,53 @@ impl DesignReview {
         findings.sort_by_key(|f| (f.line, f.rule));
         findings.truncate(MAX_FINDINGS);
         findings
+    }
+}
+
+impl DesignReview {
+    /// Reviews the file a file editor's call touched ([`ToolRole::FileEditor`], the role the
+    /// tool declares, never its name) and annotates the result. Does nothing for other tools,
+    /// other files, error results or unreadable files.
+    pub(crate) async fn annotate(
+        &self,
+        call: &HookToolCall,
+        result: &mut ToolResult,
+        context: &mut Vec<String>,
+    ) {
+        if result.is_error || call.role != ToolRole::FileEditor {
+            return;
+        }
+        let Some(path) = target_path(call) else {
+            return;
+        };
+        let Some(kind) = FileKind::of(&path) else {
+            return;
+        };
+        let Some(text) = read_small_file(&path).await else {
+            return;
+        };
+        let Some(rules) = Rules::get() else {
+            return;
+        };
+        let findings = rules.review(kind, &text);
+        if findings.is_empty() {
+            return;
+        }
+        match &mut result.output {
+            Value::Object(map) => {
+                map.insert(
+                    "design_quality_review".into(),
+                    serde_json::to_value(&findings).unwrap_or(Value::Null),
+                );
+                // The model reads the rendering, not the output: say it there too.
+                if !result.content.is_empty() {
+                    result
+                        .content
+                        .push(ContentBlock::text(render(&path, &findings)));
+                }
+            }
+            _ => context.push(render(&path, &findings)),
+        }
     }
 }
 
@@ -255,12 +273,18 @@ mod tests {
     use super::*;
 
     fn rules(kind: FileKind, text: &str) -> Vec<(DesignRule, usize)> {
-        DesignReview::new()
+        Rules::compile()
             .unwrap()
             .review(kind, text)
             .into_iter()
             .map(|f| (f.rule, f.line))
             .collect()
+    }
+
+    #[test]
+    fn the_rules_compile() {
+        assert!(Rules::compile().is_ok());
+        assert!(Rules::get().is_some());
     }
 
     #[test]
