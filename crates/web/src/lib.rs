@@ -24,8 +24,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use kun_web::{AddressGuard, FetchOptions, Fetcher, PrivateAddresses};
-//! let fetcher = Fetcher::new(AddressGuard::new(PrivateAddresses::Blocked), FetchOptions::default())
-//!     .unwrap();
+//! let fetcher = Fetcher::new(AddressGuard::new(PrivateAddresses::Blocked), FetchOptions::default());
 //! let page = fetcher.fetch("https://example.com/", 1 << 20, std::future::pending()).await.unwrap();
 //! assert_eq!(page.status, 200);
 //! let refused = fetcher.fetch("http://169.254.169.254/", 1 << 20, std::future::pending()).await;

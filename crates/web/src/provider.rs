@@ -56,13 +56,13 @@ impl WebOptions {
 /// assert_eq!(provider.tools()[0].spec().name, "web_fetch");
 /// ```
 pub struct WebProvider {
-    state: Result<Vec<Arc<dyn Tool>>, String>,
+    tools: Vec<Arc<dyn Tool>>,
 }
 
 impl std::fmt::Debug for WebProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WebProvider")
-            .field("usable", &self.state.is_ok())
+            .field("tools", &self.tools.len())
             .finish()
     }
 }
@@ -77,10 +77,10 @@ impl WebProvider {
     /// `web_fetch` with these options and this guard (to exempt a known local service).
     #[must_use]
     pub fn with_guard(options: &WebOptions, guard: AddressGuard) -> Self {
-        let state = Fetcher::new(guard, options.fetch_options()).map(|fetcher| {
-            vec![Arc::new(WebFetchTool::new(fetcher, options.max_bytes)) as Arc<dyn Tool>]
-        });
-        Self { state }
+        let fetcher = Fetcher::new(guard, options.fetch_options());
+        Self {
+            tools: vec![Arc::new(WebFetchTool::new(fetcher, options.max_bytes)) as Arc<dyn Tool>],
+        }
     }
 }
 
@@ -92,13 +92,10 @@ impl ToolProvider for WebProvider {
         ProviderKind::Web
     }
     fn policy(&self) -> ProviderPolicy {
-        match &self.state {
-            Ok(_) => ProviderPolicy::ready(),
-            Err(reason) => ProviderPolicy::unavailable(reason.clone()),
-        }
+        ProviderPolicy::ready()
     }
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.state.clone().unwrap_or_default()
+        self.tools.clone()
     }
 }
 

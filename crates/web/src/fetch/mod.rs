@@ -25,7 +25,7 @@ pub use retry_after::retry_after_seconds;
 use crate::guard::{AddressGuard, GuardError, is_localhost_name};
 use crate::page::ContentKind;
 use std::net::{Ipv6Addr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use url::{Host, Url};
 
@@ -137,7 +137,9 @@ pub enum FetchError {
 pub struct Fetcher {
     guard: AddressGuard,
     options: FetchOptions,
-    tls: Arc<rustls::ClientConfig>,
+    /// Set up on the first fetch: a session that never fetches pays nothing for TLS (the
+    /// crypto provider and certificate verifier weigh on `serve`'s start-up memory).
+    tls: Arc<OnceLock<Result<rustls::ClientConfig, String>>>,
 }
 
 impl std::fmt::Debug for Fetcher {
@@ -153,16 +155,15 @@ impl std::fmt::Debug for Fetcher {
 const EXCERPT_BYTES: usize = 512;
 
 impl Fetcher {
-    /// A fetcher with this guard and these options.
-    ///
-    /// # Errors
-    /// When TLS cannot be set up.
-    pub fn new(guard: AddressGuard, options: FetchOptions) -> Result<Self, String> {
-        Ok(Self {
+    /// A fetcher with this guard and these options. TLS is set up on the first fetch; should
+    /// that fail, every fetch fails with [`FetchError::Transport`] saying why.
+    #[must_use]
+    pub fn new(guard: AddressGuard, options: FetchOptions) -> Self {
+        Self {
             guard,
             options,
-            tls: Arc::new(crate::tls::client_config()?),
-        })
+            tls: Arc::new(OnceLock::new()),
+        }
     }
 
     /// The options.
@@ -326,8 +327,13 @@ impl Fetcher {
 
     /// Step 3: a client that reaches only `addrs` for the hop's host.
     fn hop_client(&self, url: &Url, addrs: &[SocketAddr]) -> Result<reqwest::Client, FetchError> {
+        let tls = self
+            .tls
+            .get_or_init(crate::tls::client_config)
+            .clone()
+            .map_err(FetchError::Transport)?;
         let mut builder = reqwest::Client::builder()
-            .tls_backend_preconfigured((*self.tls).clone())
+            .tls_backend_preconfigured(tls)
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .dns_resolver(Arc::new(RefuseResolver))
