@@ -9,6 +9,8 @@
 //!   `bench_*` in their crates).
 //! * `cargo xtask fuzz [TARGET] [--seconds N]`: the cargo-fuzz targets of `fuzz/` (outside
 //!   the workspace and outside `ci`).
+//! * `cargo xtask layout`: regenerates the hot-text linker script of `kun-tools` from a
+//!   profiled `serve` session (needs valgrind).
 //!
 //! Only `std` and `serde_json`, so it compiles in seconds.
 
@@ -16,6 +18,7 @@ mod arch;
 mod bench;
 mod ci;
 mod fuzz;
+mod layout;
 mod step;
 mod workspace;
 
@@ -31,6 +34,7 @@ tasks:
                          run benchmark programs (all available ones when no NAME is given)
   fuzz [TARGET] [--seconds N]
                          run the cargo-fuzz targets of fuzz/ (all when no TARGET), N seconds each (default 60)
+  layout                 profile a `kun-tools serve` session under valgrind and regenerate crates/cli/layout/hot-text.ld
   help                   this text";
 
 fn main() -> ExitCode {
@@ -40,6 +44,7 @@ fn main() -> ExitCode {
         Some("arch") if args.len() == 1 => arch::run(),
         Some("bench") => bench::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("layout") if args.len() == 1 => layout::run(),
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
