@@ -238,3 +238,28 @@ async fn a_partial_read_of_an_unchanged_file_lets_the_edit_run() {
         .await;
     assert!(!edited.is_error, "{}", edited.output);
 }
+
+#[tokio::test]
+async fn a_read_counts_for_an_edit_that_spells_the_path_another_way() {
+    let s = Session::new();
+    s.ws.write("src/lib.rs", LIB);
+    let read = s.call("read", json!({"path": "./src/../src/lib.rs"})).await;
+    assert!(!read.is_error, "{}", read.output);
+    let absolute = s.ws.path("src/lib.rs").to_string_lossy().into_owned();
+    let edited = s
+        .call(
+            "edit",
+            json!({"path": absolute, "oldText": "fn one() {}", "newText": "fn uno() {}"}),
+        )
+        .await;
+    assert!(!edited.is_error, "{}", edited.output);
+    // A file next to it, never read, is still refused.
+    s.ws.write("src/other.rs", LIB);
+    let refused = s
+        .call(
+            "edit",
+            json!({"path": "src/./other.rs", "oldText": "fn one() {}", "newText": "x"}),
+        )
+        .await;
+    assert_eq!(refused.error_code(), Some("read_before_edit_required"));
+}

@@ -385,7 +385,8 @@ impl<T: TypedTool> Tool for T {
         ctx: &ToolHostContext,
     ) -> Option<ReadObservation> {
         let args = typed_args(self, arguments)?;
-        let output = serde_json::from_value::<T::Output>(output.clone()).ok()?;
+        // Straight from the borrowed tree: no copy of the output (a page of text, often).
+        let output = <T::Output as serde::Deserialize>::deserialize(output).ok()?;
         TypedTool::observed_read(self, &args, &output, ctx)
     }
 

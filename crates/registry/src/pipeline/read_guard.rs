@@ -1,9 +1,11 @@
 //! Step 9 (read-before-edit) and the read recording of step 18, over the [`ReadTracker`]
 //! port. Without a tracker both are off.
 //!
-//! Both resolve the file the same way (the sandbox's lexical path, else the path joined to
-//! the primary root), so a tool may report what it saw under the path the call named. Step 9
-//! stats the file to give the tracker its revision on disk now: a file changed since the
+//! Both key the file the same way, by its lexical path: the path the call named, joined to the
+//! primary root and cleaned of `.` and `..` (what the sandbox answers as `lexical` for any
+//! path it lets a tool use), so a tool may report what it saw under the path the call named.
+//! Recording a read costs no file-system call. Step 9 asks the sandbox where the file is on
+//! disk and stats it to give the tracker its revision now: a file changed since the
 //! thread saw it needs a new read; one that did not change lets the edit run, and the edit
 //! tool itself answers an `oldText` that is not there (`edit_not_found`, with the closest
 //! region).
@@ -45,38 +47,25 @@ impl Host {
             // The tool itself reports the missing path.
             return ControlFlow::Continue(());
         }
-        let target = self.tracked_file(&guard.path, ctx);
-        let current = std::fs::metadata(&target.physical)
+        let key = tracker_key(&guard.path, ctx);
+        let current = std::fs::metadata(self.on_disk(&guard.path, ctx))
             .ok()
             .filter(std::fs::Metadata::is_file)
             .map(|meta| FileRevision::of(&meta));
-        match tracker.check_edit(&ctx.thread_id, &target.lexical, &guard.old_texts, current) {
+        match tracker.check_edit(&ctx.thread_id, &key, &guard.old_texts, current) {
             ReadCheck::Ok => ControlFlow::Continue(()),
             check => ControlFlow::Break(read_first(tool.name(), &guard, check)),
         }
     }
 
-    /// The file a path names, as the tracker keys it (absolute, lexical) and as it is on disk:
-    /// resolved by the sandbox when it can, else joined to the primary root and cleaned
-    /// lexically.
-    fn tracked_file(&self, path: &str, ctx: &ToolHostContext) -> TrackedFile {
+    /// Where the file a path names is on disk, as the sandbox resolves it for reading; the
+    /// lexical path when the sandbox refuses it (the edit tool then answers the refusal).
+    fn on_disk(&self, path: &str, ctx: &ToolHostContext) -> PathBuf {
         self.registry
             .filters()
             .sandbox()
             .resolve_path(path, &ctx.workspace_roots, ctx.sandbox, PathAccess::Read)
-            .map_or_else(
-                |_| {
-                    let lexical = lexical_join(ctx.primary_root(), path);
-                    TrackedFile {
-                        physical: lexical.clone(),
-                        lexical,
-                    }
-                },
-                |resolved| TrackedFile {
-                    lexical: resolved.lexical,
-                    physical: resolved.physical,
-                },
-            )
+            .map_or_else(|_| tracker_key(path, ctx), |resolved| resolved.physical)
     }
 
     /// Step 18 (first part): what a successful read saw goes to the tracker.
@@ -94,17 +83,16 @@ impl Host {
             return;
         }
         if let Some(mut observation) = tool.tool().observed_read(arguments, &result.output, ctx) {
-            let named = observation.path.to_string_lossy().into_owned();
-            observation.path = self.tracked_file(&named, ctx).lexical;
+            observation.path = tracker_key(&observation.path.to_string_lossy(), ctx);
             tracker.record_read(&ctx.thread_id, observation);
         }
     }
 }
 
-/// A file as the tracker keys it and as it is on disk.
-struct TrackedFile {
-    lexical: PathBuf,
-    physical: PathBuf,
+/// The tracker's key for a path a call named: absolute against the primary root, `.` and
+/// `..` resolved lexically.
+fn tracker_key(path: &str, ctx: &ToolHostContext) -> PathBuf {
+    lexical_join(ctx.primary_root(), path)
 }
 
 /// The `read_before_edit_required` result, with the read the model should do next.
