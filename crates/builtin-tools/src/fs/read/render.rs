@@ -156,9 +156,23 @@ fn render_page(page: &TextPage, limits: OutputLimits) -> String {
         }
         out.push('\n');
     }
-    let width = page.end_line.max(1).to_string().len();
+    let width = decimal_digits(page.end_line.max(1));
+    // The page's lines, each with its number and the bar (3 bytes); a hint only.
+    let lines = page
+        .end_line
+        .saturating_sub(page.start_line)
+        .saturating_add(1);
+    out.reserve(
+        lines
+            .saturating_mul(width + 3)
+            .saturating_add(page.content.len())
+            .min(4 * page.content.len() + 64),
+    );
     for (index, line) in page.content.lines().enumerate() {
-        let _ = writeln!(out, "{:>width$}│{line}", page.start_line + index);
+        push_line_number(&mut out, page.start_line + index, width);
+        out.push('│');
+        out.push_str(line);
+        out.push('\n');
     }
     if out.ends_with('\n') {
         out.pop();
@@ -166,9 +180,50 @@ fn render_page(page: &TextPage, limits: OutputLimits) -> String {
     out
 }
 
+/// How many decimal digits `n` has.
+const fn decimal_digits(mut n: usize) -> usize {
+    let mut digits = 1;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    digits
+}
+
+/// Appends `number` right-aligned in `width` columns. By hand: `format!` with a width costs
+/// several hundred instructions a line, most of a page's rendering.
+fn push_line_number(out: &mut String, number: usize, width: usize) {
+    const DIGITS: &[u8; 10] = b"0123456789";
+    let mut buffer = [b' '; 20];
+    let mut start = buffer.len();
+    let mut rest = number;
+    loop {
+        start -= 1;
+        buffer[start] = DIGITS[rest % 10];
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for _ in buffer.len() - start..width {
+        out.push(' ');
+    }
+    out.push_str(std::str::from_utf8(&buffer[start..]).unwrap_or_default());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_numbers_are_right_aligned_like_format_would() {
+        for (number, width) in [(0, 1), (7, 1), (7, 3), (10, 2), (999, 5), (usize::MAX, 20)] {
+            let mut out = String::new();
+            push_line_number(&mut out, number, width);
+            assert_eq!(out, format!("{number:>width$}"));
+            assert_eq!(decimal_digits(number), number.to_string().len());
+        }
+    }
 
     fn page(content: &str, start: usize, end: usize, total: usize) -> TextPage {
         TextPage {
