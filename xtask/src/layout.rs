@@ -14,8 +14,8 @@
 //! [`MAX_INSTANCES_FOR_GLOB`] instances in the binary is matched whatever its hash (`17h*`),
 //! so the script survives a dependency upgrade or a compiler change; a generic function
 //! with more instances is matched by its exact name, so the hot section does not swallow
-//! every instance. A pattern that matches nothing costs nothing: a stale script only gives
-//! back some of the memory. Regenerate it after upgrading dependencies or the compiler.
+//! every instance. A pattern that matches nothing is ignored: a stale script only loses part
+//! of the saving. Regenerate it after upgrading dependencies or the compiler.
 //!
 //! Needs `valgrind` and `nm` (binutils).
 
