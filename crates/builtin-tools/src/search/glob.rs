@@ -5,7 +5,7 @@ use super::cursor::{QueryId, Resume};
 use super::handles::FileCheck;
 use super::page::{ENTRY_OVERHEAD_BYTES, PageBudget, PageFields, PageFill, PageReport};
 use super::subtrees::{self, KeySink as _};
-use super::walk::{SearchRoot, is_reportable_file, path_key, sorted_walker, threads};
+use super::walk::{CHECK_EVERY, SearchRoot, is_reportable_file, path_key, sorted_walker, threads};
 use crate::{Failure, OutputLimits};
 use async_trait::async_trait;
 use kun_ports::{AbortSignal, SideEffect, ToolContext, ToolPolicy, ToolSpec, TypedTool};
@@ -246,9 +246,6 @@ struct Listing {
     aborted: bool,
 }
 
-/// How often (in walk entries) the walk looks at the turn's abort signal.
-const ABORT_CHECK_EVERY: usize = 256;
-
 /// The page being filled, skipping the resume key itself.
 struct PageSink<'a> {
     page: PageFill<Vec<u8>>,
@@ -326,7 +323,7 @@ fn list_files(
     )?;
     let (mut unreadable, mut aborted) = (0usize, false);
     for (seen, entry) in walker.enumerate() {
-        if seen % ABORT_CHECK_EVERY == 0 && abort.is_aborted() {
+        if seen % CHECK_EVERY == 0 && abort.is_aborted() {
             aborted = true;
             break;
         }

@@ -75,11 +75,7 @@ impl DirChain {
     /// anchor through no link; empty when the root is not a directory (a search of one file:
     /// the walk then yields only the root, which is confirmed from the anchor itself).
     pub(crate) fn new(anchored: &Anchored, walk_root: &Path, files: FileCheck) -> Self {
-        let root = anchored.open(walk_root, DIR_FLAGS).ok();
-        Self {
-            handles: Mutex::new(root.into_iter().collect()),
-            files,
-        }
+        Self::below(anchored, walk_root, None, files)
     }
 
     /// A chain starting at `dir`, a directory a walk of its parent has confirmed (with inode
@@ -91,11 +87,9 @@ impl DirChain {
         ino: Option<u64>,
         files: FileCheck,
     ) -> Self {
+        // `O_DIRECTORY` already refuses anything but a directory; only the inode is left.
         let handle = anchored.open(dir, DIR_FLAGS).ok().filter(|handle| {
-            rustix::fs::fstat(handle).is_ok_and(|stat| {
-                FileType::from_raw_mode(stat.st_mode) == FileType::Directory
-                    && ino.is_none_or(|ino| ino == stat.st_ino)
-            })
+            ino.is_none_or(|ino| rustix::fs::fstat(handle).is_ok_and(|stat| stat.st_ino == ino))
         });
         Self {
             handles: Mutex::new(handle.into_iter().collect()),

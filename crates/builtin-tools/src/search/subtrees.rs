@@ -17,7 +17,9 @@
 //! confirmed on its own chain of handles, as in a single walk.
 
 use super::handles::{DirChain, FileCheck};
-use super::walk::{SearchRoot, WalkPart, is_reportable_file, path_key, sorted_walker_of};
+use super::walk::{
+    CHECK_EVERY, SearchRoot, WalkPart, is_reportable_file, path_key, sorted_walker_of,
+};
 use crate::Failure;
 use kun_ports::AbortSignal;
 use std::collections::BTreeMap;
@@ -29,8 +31,6 @@ use std::sync::{Mutex, PoisonError};
 
 /// Units walked ahead of the one being handed on, per worker.
 const LOOKAHEAD_PER_WORKER: usize = 1;
-/// How often (in walk entries) a walk looks at the turn's abort signal and the stop flag.
-const CHECK_EVERY: usize = 64;
 
 /// One entry of the search root, in path order.
 #[derive(Debug)]

@@ -247,6 +247,10 @@ fn overrides(root: &Path, glob: &str) -> Result<ignore::overrides::Override, Fai
     builder.build().map_err(invalid)
 }
 
+/// How often (in walk entries) a listing walk looks at the turn's abort signal (and a
+/// parallel one at its stop flag).
+pub(crate) const CHECK_EVERY: usize = 64;
+
 /// How many walker threads to use: the available parallelism, at most 12 (as ripgrep).
 pub(crate) fn threads() -> usize {
     std::thread::available_parallelism()
