@@ -70,20 +70,44 @@ impl CgroupParent {
         Ok(())
     }
 
+    /// Makes a new, empty cgroup directory named after this process and a counter.
+    ///
+    /// A process that ended before its cgroups were torn down (killed, or its teardown thread
+    /// never ran) leaves them behind; once its pid is reused, our names meet them. A stale one
+    /// is removed when it is empty (`rmdir` refuses a cgroup with processes in it) and the next
+    /// name is tried, a few times.
+    fn fresh_dir(&self) -> std::io::Result<PathBuf> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        const ATTEMPTS: usize = 16;
+        let mut attempt = 0;
+        loop {
+            let name = format!(
+                "kun-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            );
+            let dir = self.dir.join(name);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(dir),
+                Err(err)
+                    if err.kind() == std::io::ErrorKind::AlreadyExists && attempt < ATTEMPTS =>
+                {
+                    // Best effort: an occupied stale cgroup stays, and another name is taken.
+                    let _ = std::fs::remove_dir(&dir);
+                    attempt += 1;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
     /// A fresh cgroup for one command, limited to `max_processes` tasks, and its
     /// `cgroup.procs` opened for writing (write `0` from the child to join).
     ///
     /// # Errors
     /// When the cgroup cannot be made or limited.
     pub(crate) fn create(&self, max_processes: u32) -> std::io::Result<(CommandCgroup, OwnedFd)> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "kun-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = self.dir.join(name);
-        std::fs::create_dir(&dir)?;
+        let dir = self.fresh_dir()?;
         let cgroup = CommandCgroup {
             dir,
             version: self.version,
@@ -252,6 +276,33 @@ pub(crate) fn join(procs: &OwnedFd) -> std::io::Result<()> {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
     use super::*;
+
+    #[test]
+    fn names_left_by_an_earlier_process_with_our_pid_are_cleared_or_skipped() {
+        let parent = tempfile::tempdir().unwrap();
+        let cgroups = CgroupParent {
+            dir: parent.path().to_path_buf(),
+            version: Version::V2,
+        };
+        // The next names this process would take, already there: empty ones (removable) and one
+        // still holding something (never removed).
+        let first = cgroups.fresh_dir().unwrap();
+        let next = |n: u64| {
+            let (prefix, counter) = first.to_str().unwrap().rsplit_once('-').unwrap();
+            PathBuf::from(format!("{prefix}-{}", counter.parse::<u64>().unwrap() + n))
+        };
+        for n in 1..=3 {
+            std::fs::create_dir(next(n)).unwrap();
+        }
+        std::fs::write(next(2).join("busy"), "").unwrap();
+        let made = cgroups.fresh_dir().unwrap();
+        assert!(made.is_dir());
+        assert!(!next(1).exists(), "an empty stale cgroup is removed");
+        assert!(
+            next(2).join("busy").exists(),
+            "an occupied one is left alone"
+        );
+    }
 
     #[test]
     fn candidates_follow_our_membership_in_each_hierarchy() {
